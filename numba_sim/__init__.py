@@ -1,0 +1,34 @@
+"""numba_sim: Warp's kernel language as a Numba plugin, on the CPU and CUDA.
+
+``import numba_sim as sim``; the public names are those of API.md.
+"""
+
+from numba_sim import _checks
+
+_checks.run_all()
+
+from numba_sim import registry as _registry  # noqa: E402
+from numba_sim import operators as _operators  # noqa: E402,F401
+from numba_sim.typing import value_access as _value_access_typing  # noqa: E402,F401
+from numba_sim.typing import operations as _operations_typing  # noqa: E402
+from numba_sim.lowering import value_access as _value_access_lowering  # noqa: E402,F401
+from numba_sim.lowering import value_boxing as _value_boxing  # noqa: E402,F401
+from numba_sim.lowering import operations as _operations_lowering  # noqa: E402
+from numba_sim.builtins.vector import (  # noqa: E402
+    cross, cw_div, cw_mul, dot, length, length_sq, normalize,
+)
+from numba_sim.cuda_args import cuda_args  # noqa: E402
+from numba_sim.types import PUBLIC_NAMES as _VALUE_CLASSES  # noqa: E402
+
+globals().update(_VALUE_CLASSES)
+
+_operations_typing.register_operations()
+_operations_lowering.register_operations()
+_registry.install()
+
+__version__ = "0.1.0"
+
+__all__ = sorted(
+    list(_VALUE_CLASSES)
+    + ["cross", "cw_div", "cw_mul", "dot", "length", "length_sq", "normalize", "cuda_args"]
+)

@@ -1,0 +1,62 @@
+"""Import-time checks that fail loudly, with the fix in the message."""
+
+import os
+
+
+class SetupError(ImportError):
+    """numba_sim cannot work with the installed Numba setup."""
+
+
+def check_numba_cuda():
+    """``numba.cuda`` must be NVIDIA's numba-cuda, not Numba's deprecated copy."""
+    import numba.cuda
+
+    implementation = getattr(numba.cuda, "implementation", None)
+    if implementation != "NVIDIA":
+        raise SetupError(
+            "numba_sim needs NVIDIA's numba-cuda package, but numba.cuda is Numba's built-in "
+            f"(deprecated) CUDA target (implementation={implementation!r}). Fix: "
+            "pip install 'numba-cuda[cu13]' (the cu13 extra brings NVVM/NVRTC/nvJitLink)."
+        )
+
+
+def thread_safe_layers():
+    """Names of Numba's thread-safe threading layers that can load here."""
+    available = []
+    for name, module in (("tbb", "tbbpool"), ("omp", "omppool")):
+        try:
+            __import__(f"numba.np.ufunc.{module}")
+        except (ImportError, OSError):
+            continue
+        available.append(name)
+    return available
+
+
+def check_threading_layer():
+    """Require a thread-safe threading layer (tbb or omp), never workqueue.
+
+    Numba's workqueue layer aborts the process when two Python threads run
+    parallel code at once.  Unless the user chose a layer explicitly, select
+    Numba's "threadsafe" choice (tbb, else omp).
+    """
+    from numba import config
+
+    if not thread_safe_layers():
+        raise SetupError(
+            "numba_sim runs CPU kernels on all cores and needs a thread-safe Numba threading "
+            "layer, but only 'workqueue' is available (it aborts when several Python threads "
+            "launch parallel code). Fix: pip install tbb, or install the system OpenMP runtime "
+            "(libgomp, e.g. apt-get install libgomp1)."
+        )
+    if "NUMBA_THREADING_LAYER" not in os.environ and config.THREADING_LAYER == "default":
+        config.THREADING_LAYER = "threadsafe"
+    elif config.THREADING_LAYER == "workqueue":
+        raise SetupError(
+            "NUMBA_THREADING_LAYER is 'workqueue', which is not thread-safe; numba_sim needs "
+            "'tbb', 'omp', 'threadsafe' or 'safe'. Fix: unset it or set NUMBA_THREADING_LAYER=omp."
+        )
+
+
+def run_all():
+    check_numba_cuda()
+    check_threading_layer()

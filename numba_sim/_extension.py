@@ -1,0 +1,6 @@
+"""Entry point for Numba's ``numba_extensions`` group: importing numba_sim
+registers its types, typing and lowering in the CPU and CUDA targets."""
+
+
+def init():
+    import numba_sim  # noqa: F401

@@ -1,0 +1,27 @@
+"""Argument marshalling of numba_sim types for plain ``@cuda.jit`` kernels.
+
+numba-cuda has no global hook for custom argument types, so a kernel that
+takes value types is declared ``@cuda.jit(extensions=[sim.cuda_args])``
+(``@sim.kernel`` does this itself).  A value type travels as a tuple of its
+scalar components, which is exactly how its data model flattens it.
+"""
+
+from numba.core import types
+
+from numba_sim.typing.value_types import ValueType
+
+
+class CudaArgs:
+    """A numba-cuda kernel extension converting numba_sim arguments."""
+
+    def prepare_args(self, ty, val, **kwargs):
+        if isinstance(ty, ValueType):
+            components = tuple(val._storage.reshape(-1).tolist())
+            return types.UniTuple(ty.dtype, ty.size), components
+        return ty, val
+
+    def __repr__(self):
+        return "numba_sim.cuda_args"
+
+
+cuda_args = CudaArgs()

@@ -1,0 +1,90 @@
+"""Lowering of component access on value types (see typing/value_access.py).
+
+Constant indices become ``extractvalue``; a variable index spills the value
+to a stack slot and loads through a GEP (LLVM promotes it back to registers
+once the index is known after unrolling).
+"""
+
+import operator
+
+from llvmlite import ir
+from numba.core import cgutils, types
+
+from numba_sim.registry import lowering_registry
+from numba_sim.types import KIND_MAT, attribute_slice
+from numba_sim.typing.value_types import ValueType
+
+lower = lowering_registry.lower
+
+
+def _index(context, builder, index, index_type):
+    """A Python int for constant indices, else an intp LLVM value."""
+    if isinstance(index_type, types.IntegerLiteral):
+        return index_type.literal_value
+    if isinstance(index, ir.Constant) and isinstance(index.constant, int):
+        return index.constant
+    return context.cast(builder, index, index_type, types.intp)
+
+
+def component(builder, value, flat_index):
+    """Component *flat_index* (Python int or LLVM integer) of an aggregate value."""
+    if isinstance(flat_index, int):
+        return builder.extract_value(value, flat_index)
+    slot = cgutils.alloca_once_value(builder, value)
+    zero = ir.Constant(flat_index.type, 0)
+    return builder.load(builder.gep(slot, [zero, flat_index], inbounds=True))
+
+
+def flat_index(builder, row, column, columns):
+    """``row * columns + column`` for Python ints or LLVM integers."""
+    if isinstance(row, int) and isinstance(column, int):
+        return row * columns + column
+    intp = (column if isinstance(row, int) else row).type
+    row = ir.Constant(intp, row) if isinstance(row, int) else row
+    column = ir.Constant(intp, column) if isinstance(column, int) else column
+    return builder.add(builder.mul(row, ir.Constant(intp, columns)), column)
+
+
+def _gather(context, builder, value, indices, result_type):
+    out = cgutils.get_null_value(context.get_value_type(result_type))
+    for i, index in enumerate(indices):
+        out = builder.insert_value(out, component(builder, value, index), i)
+    return out
+
+
+@lower(operator.getitem, ValueType, types.Integer)
+def getitem_single(context, builder, sig, args):
+    value_type, index_type = sig.args
+    value, index = args
+    index = _index(context, builder, index, index_type)
+    if value_type.kind != KIND_MAT:
+        return component(builder, value, index)
+    columns = value_type.shape[1]
+    indices = [flat_index(builder, index, j, columns) for j in range(columns)]
+    return _gather(context, builder, value, indices, sig.return_type)
+
+
+@lower(operator.getitem, ValueType, types.BaseTuple)
+def getitem_pair(context, builder, sig, args):
+    value_type, index_type = sig.args
+    value, index = args
+    row, column = [
+        _index(context, builder, builder.extract_value(index, k), index_type.types[k])
+        for k in range(2)
+    ]
+    return component(builder, value, flat_index(builder, row, column, value_type.shape[1]))
+
+
+@lowering_registry.lower_getattr_generic(ValueType)
+def getattr_component(context, builder, value_type, value, attr):
+    start, stop, result_spec = attribute_slice(value_type.spec, attr)
+    if result_spec is None:
+        return builder.extract_value(value, start)
+    from numba_sim.typing.value_types import VALUE_TYPES
+
+    return _gather(context, builder, value, range(start, stop), VALUE_TYPES[result_spec])
+
+
+@lower(len, ValueType)
+def value_len(context, builder, sig, args):
+    return context.get_constant(types.intp, sig.args[0].spec.length)

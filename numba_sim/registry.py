@@ -1,0 +1,36 @@
+"""numba_sim's own typing and lowering registries, installed into both targets.
+
+Numba keeps typing templates and lowering implementations per target: the CPU
+target (``numba.core.registry.cpu_target``) and numba-cuda's target
+(``numba.cuda.descriptor.cuda_target``) each have their own contexts.  Every
+declaration of numba_sim goes into the two registries below, and
+:func:`install` loads whatever is new into both targets' contexts.  It is
+idempotent (each context keeps a stream position per registry) and is called
+at import and again whenever types are created later (``@sim.struct``).
+"""
+
+import threading
+
+from numba.core import imputils
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.typing import templates
+
+typing_registry = templates.Registry()
+lowering_registry = imputils.Registry("numba_sim")
+
+_install_lock = threading.Lock()
+
+
+def _targets():
+    from numba.core.registry import cpu_target
+    from numba.cuda.descriptor import cuda_target
+
+    return (cpu_target, cuda_target)
+
+
+def install():
+    """Load new typing and lowering declarations into the CPU and CUDA targets."""
+    with _install_lock, global_compiler_lock:
+        for target in _targets():
+            target.typing_context.install_registry(typing_registry)
+            target.target_context.install_registry(lowering_registry)

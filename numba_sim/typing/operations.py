@@ -1,0 +1,31 @@
+"""Typing of every operation of :mod:`numba_sim.operations`, for both targets."""
+
+from numba.core.typing.templates import AbstractTemplate
+
+from numba_sim.operations import OPERATIONS
+from numba_sim.registry import typing_registry
+
+_typed_keys = set()
+
+
+def _make_template(op):
+    class OperationTemplate(AbstractTemplate):
+        key = op.key
+
+        def generic(self, args, kws):
+            if kws:
+                return None
+            sig, _ = op.resolve(args)
+            return sig
+
+    OperationTemplate.__name__ = f"Typing_{op.name}"
+    return OperationTemplate
+
+
+def register_operations():
+    """Declare typing for operations not yet declared (idempotent)."""
+    for key, op in OPERATIONS.items():
+        if key in _typed_keys:
+            continue
+        _typed_keys.add(key)
+        typing_registry.register_global(key)(_make_template(op))
