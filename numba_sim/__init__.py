@@ -17,6 +17,7 @@ from numba_sim.lowering import operations as _operations_lowering  # noqa: E402
 from numba_sim.builtins.vector import (  # noqa: E402
     cross, cw_div, cw_mul, dot, length, length_sq, normalize,
 )
+from numba_sim.builtins.geometry import closest_point_on_segment  # noqa: E402
 from numba_sim.cuda_args import cuda_args  # noqa: E402
 from numba_sim.types import PUBLIC_NAMES as _VALUE_CLASSES  # noqa: E402
 
@@ -30,5 +31,5 @@ __version__ = "0.1.0"
 
 __all__ = sorted(
     list(_VALUE_CLASSES)
-    + ["cross", "cw_div", "cw_mul", "dot", "length", "length_sq", "normalize", "cuda_args"]
+    + ["closest_point_on_segment", "cross", "cw_div", "cw_mul", "dot", "length", "length_sq", "normalize", "cuda_args"]
 )

@@ -49,6 +49,8 @@ def check_threading_layer():
             "(libgomp, e.g. apt-get install libgomp1)."
         )
     if "NUMBA_THREADING_LAYER" not in os.environ and config.THREADING_LAYER == "default":
+        # Numba re-reads its configuration from the environment now and then.
+        os.environ["NUMBA_THREADING_LAYER"] = "threadsafe"
         config.THREADING_LAYER = "threadsafe"
     elif config.THREADING_LAYER == "workqueue":
         raise SetupError(

@@ -9,6 +9,7 @@ idempotent (each context keeps a stream position per registry) and is called
 at import and again whenever types are created later (``@sim.struct``).
 """
 
+import sys
 import threading
 
 from numba.core import imputils
@@ -28,9 +29,27 @@ def _targets():
     return (cpu_target, cuda_target)
 
 
+def _builtins_first(target_context):
+    """Make sure our registry is not the first lowering registry of a context.
+
+    Numba's ``@intrinsic`` puts its lowering into the *first* registry of the
+    target context (``_get_target_registry`` in numba/core/typing/templates.py)
+    and relies on a refresh to load it from there.  A context refresh reloads
+    the target's builtin registry, never ours, so when numba_sim is imported
+    before anything was compiled, the builtin registry must go in first.
+    """
+    if target_context._registries:
+        return
+    for cls in type(target_context).__mro__:
+        if cls.__name__ == "BaseContext":
+            target_context.install_registry(sys.modules[cls.__module__].builtin_registry)
+            return
+
+
 def install():
     """Load new typing and lowering declarations into the CPU and CUDA targets."""
     with _install_lock, global_compiler_lock:
         for target in _targets():
             target.typing_context.install_registry(typing_registry)
+            _builtins_first(target.target_context)
             target.target_context.install_registry(lowering_registry)

@@ -126,6 +126,7 @@ class Value:
 
     __slots__ = ("_storage",)
     spec: ValueSpec = None
+    __array_ufunc__ = None  # NumPy scalars defer to our operators (np.float32(2) * v is a vec)
 
     def __new__(cls, *args):
         from numba_sim import operations
@@ -178,11 +179,13 @@ class Value:
         return storage.copy() if copy else storage
 
     def __repr__(self):
+        def text(items):
+            return ", ".join(str(x) for x in items)  # NumPy's shortest round-trip digits
+
         if self.spec.kind == KIND_MAT:
-            rows = ", ".join(repr(tuple(r.tolist())) for r in self._storage)
+            rows = ", ".join(f"({text(row)})" for row in self._storage)
             return f"{type(self).__name__}({rows})"
-        values = ", ".join(repr(x) for x in self._storage.tolist())
-        return f"{type(self).__name__}({values})"
+        return f"{type(self).__name__}({text(self._storage)})"
 
     def __hash__(self):
         return hash((self.spec.name, self._storage.tobytes()))

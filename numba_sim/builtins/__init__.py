@@ -1,3 +1,3 @@
 """Warp's builtins, one module per family; each defined once in the operation table."""
 
-from numba_sim.builtins import vector  # noqa: F401
+from numba_sim.builtins import geometry, vector  # noqa: F401

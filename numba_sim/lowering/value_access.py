@@ -88,3 +88,21 @@ def getattr_component(context, builder, value_type, value, attr):
 @lower(len, ValueType)
 def value_len(context, builder, sig, args):
     return context.get_constant(types.intp, sig.args[0].spec.length)
+
+
+@lowering_registry.lower_cast(ValueType, ValueType)
+def cast_value(context, builder, from_type, to_type, value):
+    """Componentwise conversion between value types of one shape (vec3d -> vec3)."""
+    out = cgutils.get_null_value(context.get_value_type(to_type))
+    for i in range(to_type.size):
+        item = context.cast(builder, builder.extract_value(value, i), from_type.dtype, to_type.dtype)
+        out = builder.insert_value(out, item, i)
+    return out
+
+
+@lowering_registry.lower_constant(ValueType)
+def constant_value(context, builder, value_type, pyval):
+    """A value captured as a global or closure constant (``GRAVITY = vec3(...)``)."""
+    items = [context.get_constant(value_type.dtype, x) for x in pyval._components()]
+    return ir.Constant.literal_array(items) if items else ir.Constant(
+        context.get_value_type(value_type), None)

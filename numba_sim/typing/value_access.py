@@ -62,6 +62,27 @@ class ValueGetItem(AbstractTemplate):
         return None
 
 
+@typing_registry.register
+class ValueStaticGetItem(AbstractTemplate):
+    """Constant indices (``v[3]``, ``m[1, 3]``): range-checked at compile time.
+
+    Valid ones return None and fall through to the getitem typing above (the
+    generic getitem may see the index unliteraled and cannot check it).
+    """
+
+    key = "static_getitem"
+
+    def generic(self, args, kws):
+        value_type, index = args
+        if not isinstance(value_type, ValueType):
+            return None
+        if isinstance(index, int):
+            index_result(value_type, types.IntegerLiteral(index))
+        elif isinstance(index, tuple) and all(isinstance(i, int) for i in index):
+            index_result(value_type, types.Tuple([types.IntegerLiteral(i) for i in index]))
+        return None
+
+
 @typing_registry.register_global(operator.setitem)
 class ValueSetItem(AbstractTemplate):
     def generic(self, args, kws):

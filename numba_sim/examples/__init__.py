@@ -1,0 +1,1 @@
+"""Runnable examples: ``python -m numba_sim.examples.NAME``."""

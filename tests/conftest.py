@@ -1,0 +1,75 @@
+"""Shared pytest fixtures."""
+
+import types
+
+import pytest
+
+
+class OfflineCuda:
+    """Stands in for a CUDA device, so kernels compile and link without a driver.
+
+    numba-cuda asks ``get_current_device()`` for the compute capability when it
+    compiles device functions; this object answers with
+    :attr:`compute_capability`. :meth:`cubin` compiles a kernel the way
+    ``@cuda.jit`` does and links it, through numba-cuda's own linker
+    (nvJitLink), into a cubin for a chosen architecture.
+    """
+
+    def __init__(self, compute_capability=(7, 5)):
+        self.device = types.SimpleNamespace(
+            compute_capability=compute_capability, id=0, name=b"numba_sim offline device"
+        )
+
+    @property
+    def compute_capability(self):
+        return self.device.compute_capability
+
+    @compute_capability.setter
+    def compute_capability(self, cc):
+        self.device.compute_capability = tuple(cc)
+
+    def get_current_device(self):
+        return self.device
+
+    def compile(self, pyfunc, argtypes, cc=None, lto=True, debug=False):
+        """Lower ``pyfunc`` as a kernel; returns its ``CUDACodeLibrary``."""
+        from numba.core import types as nbtypes
+        from numba.cuda.compiler import compile_cuda, kernel_fixup
+
+        cc = tuple(cc or self.compute_capability)
+        self.compute_capability = cc
+        nvvm_options = {"opt": 0 if debug else 3, "fastmath": False}
+        if debug:
+            nvvm_options["g"] = None
+        cres = compile_cuda(
+            pyfunc,
+            nbtypes.void,
+            tuple(argtypes),
+            debug=debug,
+            nvvm_options=nvvm_options,
+            cc=cc,
+            lto=lto,
+        )
+        kernel_fixup(cres.library.get_function(cres.fndesc.llvm_func_name), debug)
+        return cres.library
+
+    def cubin(self, pyfunc, argtypes, cc=None, lto=True, debug=False):
+        """Compile ``pyfunc`` as a kernel and link it into a cubin (ELF bytes)."""
+        library = self.compile(pyfunc, argtypes, cc=cc, lto=lto, debug=debug)
+        return bytes(library.get_cubin(cc=tuple(cc or self.compute_capability)).code)
+
+
+@pytest.fixture
+def offline_cuda(monkeypatch):
+    """An :class:`OfflineCuda` installed as numba-cuda's current device."""
+    numba_cuda = pytest.importorskip("numba.cuda")
+    if numba_cuda.config.ENABLE_CUDASIM:
+        pytest.skip("compiles real CUDA code; the CUDA simulator is enabled")
+    import numba.cuda.api
+    import numba.cuda.compiler
+    import numba.cuda.dispatcher
+
+    offline = OfflineCuda()
+    for module in (numba.cuda, numba.cuda.api, numba.cuda.compiler, numba.cuda.dispatcher):
+        monkeypatch.setattr(module, "get_current_device", offline.get_current_device)
+    return offline
