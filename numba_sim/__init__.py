@@ -14,10 +14,8 @@ from numba_sim.typing import operations as _operations_typing  # noqa: E402
 from numba_sim.lowering import value_access as _value_access_lowering  # noqa: E402,F401
 from numba_sim.lowering import value_boxing as _value_boxing  # noqa: E402,F401
 from numba_sim.lowering import operations as _operations_lowering  # noqa: E402
-from numba_sim.builtins.vector import (  # noqa: E402
-    cross, cw_div, cw_mul, dot, length, length_sq, normalize,
-)
-from numba_sim.builtins.geometry import closest_point_on_segment  # noqa: E402
+from numba_sim import builtins as _builtins  # noqa: E402
+from numba_sim.builtins import *  # noqa: E402,F401,F403
 from numba_sim.cuda_args import cuda_args  # noqa: E402
 from numba_sim.types import PUBLIC_NAMES as _VALUE_CLASSES  # noqa: E402
 
@@ -29,7 +27,4 @@ _registry.install()
 
 __version__ = "0.1.0"
 
-__all__ = sorted(
-    list(_VALUE_CLASSES)
-    + ["closest_point_on_segment", "cross", "cw_div", "cw_mul", "dot", "length", "length_sq", "normalize", "cuda_args"]
-)
+__all__ = sorted(list(_VALUE_CLASSES) + list(_builtins.__all__) + ["cuda_args"])
