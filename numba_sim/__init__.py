@@ -18,6 +18,16 @@ from numba_sim import builtins as _builtins  # noqa: E402
 from numba_sim.builtins import *  # noqa: E402,F401,F403
 from numba_sim.cuda_args import cuda_args  # noqa: E402
 from numba_sim.types import PUBLIC_NAMES as _VALUE_CLASSES  # noqa: E402
+from numba_sim.typing.arrays import view  # noqa: E402
+from numba_sim.lowering import arrays as _arrays_lowering  # noqa: E402,F401
+from numba_sim.threads import tid  # noqa: E402
+from numba_sim.arrays import (  # noqa: E402
+    array, empty, from_numpy, full, ones, to_numpy, zeros, zeros_like,
+)
+from numba_sim.kernel import func, kernel  # noqa: E402
+from numba_sim.launcher import launch, synchronize  # noqa: E402
+from numba_sim.scalars import *  # noqa: E402,F401,F403
+from numba_sim import scalars as _scalars  # noqa: E402
 
 globals().update(_VALUE_CLASSES)
 
@@ -27,4 +37,9 @@ _registry.install()
 
 __version__ = "0.1.0"
 
-__all__ = sorted(list(_VALUE_CLASSES) + list(_builtins.__all__) + ["cuda_args"])
+__all__ = sorted(
+    list(_VALUE_CLASSES) + list(_builtins.__all__) + list(_scalars.__all__) + [
+        "cuda_args", "view", "tid", "array", "empty", "from_numpy", "full", "ones", "to_numpy",
+        "zeros", "zeros_like", "func", "kernel", "launch", "synchronize",
+    ]
+)

@@ -1,0 +1,106 @@
+"""``@sim.kernel`` and ``@sim.func``.
+
+A kernel's body is rewritten into the kernel language (kernel_language.py)
+and compiled by Numba for the CPU target (called from a ``prange`` launcher on
+every core) or for numba-cuda (called from a bounds-checked ``cuda.grid(1)``
+launcher).  Launchers are generated per (device, launch dimensionality) and
+compiled lazily; Numba specializes them per argument types.
+"""
+
+import inspect
+
+from numba.core.registry import CPUDispatcher
+
+from numba_sim import kernel_language
+from numba_sim.parameters import Parameter
+
+
+class Func(CPUDispatcher):
+    """A ``@sim.func``: a Numba device function that runs as Python when called from Python.
+
+    It is a Numba CPU dispatcher over the kernel-language version of the
+    function, so kernels, other funcs and plain ``@njit`` code call it
+    compiled, and numba-cuda compiles it as a device function for CUDA code.
+    """
+
+    def __call__(self, *args, **kwargs):
+        return self.py_func(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<numba_sim func {self.py_func.__qualname__}>"
+
+
+def func(fn):
+    """Decorator: a Warp-style device function (``@wp.func``)."""
+    body = kernel_language.rewrite(fn, is_kernel=False)
+    dispatcher = Func(body, locals={}, targetoptions={"nopython": True, "boundscheck": None})
+    dispatcher.__doc__ = fn.__doc__
+    return dispatcher
+
+
+class Kernel:
+    """A ``@sim.kernel``: launched with :func:`numba_sim.launch` over a grid of threads."""
+
+    def __init__(self, fn):
+        signature = inspect.signature(fn)
+        for p in signature.parameters.values():
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                raise TypeError(f"kernel {fn.__qualname__}: parameter {p.name!r} must be a plain "
+                                f"positional parameter (no *args, **kwargs or keyword-only)")
+        annotations = inspect.get_annotations(fn, eval_str=True)
+        self.py_func = fn
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+        self.__doc__ = fn.__doc__
+        self.key = f"{fn.__module__}.{fn.__qualname__}"
+        self.parameters = tuple(
+            Parameter(name, annotations.get(name, inspect.Parameter.empty))
+            for name in signature.parameters
+        )
+        self.body = kernel_language.rewrite(fn, is_kernel=True)
+        self._launchers = {}
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"kernel {self.__qualname__} is launched with sim.launch({self.__name__}, "
+                        "dim=..., inputs=[...]), not called")
+
+    def __repr__(self):
+        return f"<numba_sim kernel {self.key}>"
+
+    def launcher(self, device, ndim):
+        """The (cached) launcher of this kernel for *device* ('cpu' | 'cuda') and *ndim*."""
+        key = (device, ndim)
+        launcher = self._launchers.get(key)
+        if launcher is None:
+            from numba_sim import launcher as launcher_module
+
+            factory = launcher_module.CpuLauncher if device == "cpu" else launcher_module.CudaLauncher
+            launcher = self._launchers.setdefault(key, factory(self, ndim))
+        return launcher
+
+    def compile(self, device="cpu", argtypes_or_inputs=(), cc=None, ndim=1):
+        """Compile without launching; on CUDA offline for compute capability *cc*.
+
+        *argtypes_or_inputs* are Numba types (of the host arguments) or example
+        arguments.  Returns the compiled launcher's code library (CUDA) or
+        dispatcher (CPU).
+        """
+        from numba_sim import launcher as launcher_module
+
+        return launcher_module.compile_kernel(self, device, argtypes_or_inputs, cc=cc, ndim=ndim)
+
+    def inspect(self, device="cpu", kind="llvm", argtypes_or_inputs=(), cc=None, ndim=1):
+        """Generated code: ``"llvm"`` / ``"asm"`` (cpu) or ``"llvm"`` / ``"ptx"`` / ``"cubin"`` (cuda)."""
+        from numba_sim import launcher as launcher_module
+
+        return launcher_module.inspect_kernel(self, device, kind, argtypes_or_inputs, cc=cc, ndim=ndim)
+
+
+def kernel(fn=None, **options):
+    """Decorator: a Warp-style kernel (``@wp.kernel``)."""
+    if fn is None:
+        return lambda f: Kernel(f, **options)
+    return Kernel(fn)
+
+
+__all__ = ["Func", "Kernel", "func", "kernel"]

@@ -1,0 +1,339 @@
+"""``sim.launch``: argument binding, device inference and the CPU and CUDA launchers.
+
+A launcher is generated per (kernel, device, launch dimensionality):
+
+* CPU: ``for flat in prange(n)`` unravels the N-D index (row-major, last
+  fastest), converts it to int32 and calls the compiled body; a serial
+  ``range`` twin serves small launches, so that they stay cheap.  Both are
+  compiled lazily by Numba (``parallel=True`` for the first).
+* CUDA: a bounds-checked ``cuda.grid(1)`` kernel doing the same unravelling.
+
+Arrays annotated with value-type elements arrive as scalar arrays and are
+viewed inside the launcher (``sim.view``), so NumPy and CuPy arrays pass
+zero-copy.
+"""
+
+import contextlib
+import math
+import threading
+import warnings
+
+import numba
+import numpy as np
+
+from numba_sim import arrays
+from numba_sim.kernel_language import TID_PARAMETER
+from numba_sim.lowering.hints import nonnegative
+from numba_sim.typing.arrays import view
+
+MAX_THREADS = 2**31 - 1
+SERIAL_THRESHOLD = 2048
+"""Launches of fewer threads run on the calling thread (no parallel region)."""
+
+CUDA_BLOCK_SIZE = 256
+
+
+# --------------------------------------------------------------------------
+# Generated launcher source
+
+
+def _launcher_source(kernel, ndim, cuda):
+    """Source of a launcher function ``launch(__dims, a0, a1, ...)``."""
+    names = [f"a{k}" for k in range(len(kernel.parameters))]
+    body_args = []
+    lines = []
+    for k, parameter in enumerate(kernel.parameters):
+        if parameter.view_dtype is not None:
+            lines.append(f"    v{k} = __view(a{k}, __dtype{k})")
+            body_args.append(f"v{k}")
+        else:
+            body_args.append(f"a{k}")
+    count = " * ".join(f"__dims[{d}]" for d in range(ndim))
+    if cuda:
+        lines += [f"    __flat = __int64(__grid(1))",
+                  f"    if __flat < {count}:"]
+        indent = "        "
+    else:
+        lines += [f"    for __index in __range({count}):",
+                  f"        __flat = __int64(__index)"]
+        indent = "        "
+    for d in reversed(range(1, ndim)):
+        lines += [f"{indent}__i{d} = __flat % __dims[{d}]",
+                  f"{indent}__flat = __flat // __dims[{d}]"]
+    lines.append(f"{indent}__i0 = __flat")
+    tid = ", ".join(f"__nonnegative(__int32(__i{d}))" for d in range(ndim))
+    lines.append(f"{indent}__body(({tid},), {', '.join(body_args)})")
+    header = f"def __launch_{kernel.__name__}(__dims{''.join(', ' + n for n in names)}):"
+    return "\n".join([header] + lines) + "\n"
+
+
+def _build_launcher(kernel, ndim, cuda, body, loop):
+    namespace = {"__view": view, "__body": body, "__int32": np.int32, "__int64": np.int64,
+                 "__nonnegative": nonnegative}
+    for k, parameter in enumerate(kernel.parameters):
+        namespace[f"__dtype{k}"] = parameter.view_dtype
+    if cuda:
+        from numba import cuda as numba_cuda
+
+        namespace["__grid"] = numba_cuda.grid
+    else:
+        namespace["__range"] = loop
+    source = _launcher_source(kernel, ndim, cuda)
+    code = compile(source, f"<numba_sim launcher of {kernel.key} ({ndim}-D)>", "exec")
+    exec(code, namespace)
+    function = namespace[f"__launch_{kernel.__name__}"]
+    function.__numba_sim_source__ = source
+    return function
+
+
+class CpuLauncher:
+    """Parallel and serial CPU launchers of one kernel and dimensionality."""
+
+    def __init__(self, kernel, ndim):
+        self.kernel = kernel
+        self.ndim = ndim
+        self._lock = threading.Lock()
+        self._body = None
+        self._parallel = None
+        self._serial = None
+
+    @property
+    def body(self):
+        if self._body is None:
+            self._body = numba.njit(inline="always")(self.kernel.body)
+        return self._body
+
+    @property
+    def parallel(self):
+        if self._parallel is None:
+            with self._lock:
+                if self._parallel is None:
+                    function = _build_launcher(self.kernel, self.ndim, False, self.body, numba.prange)
+                    self._parallel = numba.njit(parallel=True)(function)
+        return self._parallel
+
+    @property
+    def serial(self):
+        if self._serial is None:
+            with self._lock:
+                if self._serial is None:
+                    function = _build_launcher(self.kernel, self.ndim, False, self.body, range)
+                    self._serial = numba.njit(function)
+        return self._serial
+
+    def __call__(self, dims, count, args, stream=None):
+        launcher = self.serial if count < SERIAL_THRESHOLD else self.parallel
+        launcher(dims, *args)
+
+
+class CudaLauncher:
+    """The CUDA launcher of one kernel and dimensionality."""
+
+    def __init__(self, kernel, ndim):
+        from numba import cuda
+
+        from numba_sim.cuda_args import cuda_args
+
+        self.kernel = kernel
+        self.ndim = ndim
+        self.body = cuda.jit(device=True)(kernel.body)
+        self.function = _build_launcher(kernel, ndim, True, self.body, None)
+        self.dispatcher = cuda.jit(extensions=[cuda_args])(self.function)
+
+    def __call__(self, dims, count, args, stream=None):
+        blocks = (count + CUDA_BLOCK_SIZE - 1) // CUDA_BLOCK_SIZE
+        self.dispatcher[blocks, CUDA_BLOCK_SIZE, _numba_stream(stream)](dims, *args)
+
+
+def _numba_stream(stream):
+    """A numba-cuda stream for *stream* (CuPy / Numba stream, or CuPy's current one)."""
+    from numba import cuda
+
+    if stream is None:
+        try:
+            import cupy
+        except ImportError:
+            return 0
+        return cuda.external_stream(cupy.cuda.get_current_stream().ptr)
+    if hasattr(stream, "ptr"):  # CuPy stream
+        return cuda.external_stream(stream.ptr)
+    return stream
+
+
+# --------------------------------------------------------------------------
+# launch
+
+
+def _normalize_dims(dim):
+    if type(dim) is int and 0 <= dim <= MAX_THREADS:
+        return (dim,), dim
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim) if isinstance(
+        dim, (tuple, list)) else None
+    if dims is None or not 1 <= len(dims) <= arrays.MAX_NDIM or not all(
+            isinstance(d, (int, np.integer)) for d in dims):
+        raise TypeError(f"dim: expected an int or a tuple of 1 to {arrays.MAX_NDIM} ints, got {dim!r}")
+    if any(d < 0 for d in dims):
+        raise ValueError(f"dim: extents must be >= 0, got {dim!r}")
+    dims = tuple(int(d) for d in dims)
+    count = math.prod(dims)
+    if count > MAX_THREADS:
+        raise ValueError(f"dim: a launch of {count} threads exceeds the limit of 2^31 - 1 "
+                         f"({MAX_THREADS}) threads (tid() is int32, as in Warp)")
+    return dims, count
+
+
+def _bind(kernel, args):
+    """(launcher arguments, device inferred from the arrays or None)."""
+    bound = []
+    device, device_parameter = None, None
+    for parameter, value in zip(kernel.parameters, args):
+        value, value_device = parameter.bind(kernel, value)
+        if value_device is not None:
+            if device is not None and value_device != device:
+                raise ValueError(
+                    f"{kernel.__qualname__}: parameter {parameter.name!r} is on {value_device} but "
+                    f"parameter {device_parameter!r} is on {device}; all arrays of a launch must "
+                    "be on one device")
+            device, device_parameter = value_device, parameter.name
+        bound.append(value)
+    return bound, device, device_parameter
+
+
+def _warn_dim_like_shape(kernel, dims, args):
+    for parameter, value in zip(kernel.parameters, args):
+        if parameter.view_dtype is not None and tuple(getattr(value, "shape", ())) == dims \
+                and len(dims) > parameter.array.ndim:
+            warnings.warn(
+                f"{kernel.__qualname__}: dim={dims} equals the host shape of {parameter.name!r}, "
+                f"whose trailing dims are the storage of {parameter.array!r}; launch with "
+                f"dim={dims[:parameter.array.ndim]} for one thread per element",
+                stacklevel=3)
+            return
+
+
+def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None):
+    """Run *kernel* on ``dim`` threads (an int or a tuple of up to 4 ints).
+
+    ``inputs`` and ``outputs`` are the kernel's arguments, in order.  The
+    device is taken from the array arguments unless given ("cpu", "cuda",
+    "cuda:N").  CPU launches use every core and return when done; CUDA
+    launches go on CuPy's current stream (or *stream*) and return at once.
+    """
+    from numba_sim.kernel import Kernel
+
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"kernel: expected a @sim.kernel, got {kernel!r}")
+    args = list(inputs) + list(outputs)
+    if len(args) != len(kernel.parameters):
+        names = ", ".join(p.name for p in kernel.parameters)
+        raise TypeError(f"{kernel.__qualname__} takes {len(kernel.parameters)} arguments "
+                        f"({names}), {len(args)} given")
+    dims, count = _normalize_dims(dim)
+    bound, inferred, inferred_parameter = _bind(kernel, args)
+    target = arrays.parse_device(device)[0] if device is not None else (inferred or "cpu")
+    if inferred is not None and inferred != target:
+        raise ValueError(f"{kernel.__qualname__}: device={device!r} but parameter "
+                         f"{inferred_parameter!r} is on {inferred}")
+    _warn_dim_like_shape(kernel, dims, args)
+    if count == 0:
+        return
+    kernel.launcher(target, len(dims))(dims, count, bound, stream=stream)
+
+
+def synchronize():
+    """Wait for all CUDA work of this process (no-op without CUDA)."""
+    from numba import cuda
+
+    if cuda.is_available():
+        cuda.synchronize()
+
+
+# --------------------------------------------------------------------------
+# compile / inspect without launching
+
+
+def _launcher_argtypes(kernel, argtypes_or_inputs, ndim):
+    from numba.core import types
+    from numba.core.typing.typeof import typeof
+
+    items = list(argtypes_or_inputs)
+    if len(items) != len(kernel.parameters):
+        raise TypeError(f"{kernel.__qualname__} takes {len(kernel.parameters)} arguments, "
+                        f"{len(items)} argument types or inputs given")
+    result = [types.UniTuple(types.int64, ndim)]
+    for parameter, item in zip(kernel.parameters, items):
+        if isinstance(item, types.Type):
+            result.append(item)
+        else:
+            result.append(typeof(parameter.bind(kernel, item)[0]))
+    return tuple(result)
+
+
+@contextlib.contextmanager
+def offline_compute_capability(cc):
+    """Compile CUDA code for *cc* without a GPU: numba-cuda asks the current
+    device for its compute capability when it compiles device functions."""
+    import types as pytypes
+
+    import numba.cuda.dispatcher as dispatcher_module
+    from numba.core.compiler_lock import global_compiler_lock
+
+    device = pytypes.SimpleNamespace(compute_capability=tuple(cc), id=0, name=b"offline")
+    with global_compiler_lock:
+        original = dispatcher_module.get_current_device
+        dispatcher_module.get_current_device = lambda: device
+        try:
+            yield
+        finally:
+            dispatcher_module.get_current_device = original
+
+
+def _cuda_library(kernel, argtypes, cc, ndim):
+    from numba.core import types
+    from numba.cuda.compiler import compile_cuda, kernel_fixup
+
+    if cc is None:
+        from numba import cuda
+
+        cc = cuda.get_current_device().compute_capability
+    function = kernel.launcher("cuda", ndim).function
+    with offline_compute_capability(cc):
+        result = compile_cuda(function, types.void, argtypes, debug=False, lineinfo=False,
+                              nvvm_options={"opt": 3}, cc=tuple(cc), lto=True)
+        kernel_fixup(result.library.get_function(result.fndesc.llvm_func_name), False)
+    return result.library, tuple(cc)
+
+
+def compile_kernel(kernel, device, argtypes_or_inputs, cc=None, ndim=1):
+    target = arrays.parse_device(device)[0]
+    argtypes = _launcher_argtypes(kernel, argtypes_or_inputs, ndim)
+    if target == "cpu":
+        launcher = kernel.launcher("cpu", ndim)
+        launcher.parallel.compile(argtypes)
+        return launcher.parallel
+    library, cc = _cuda_library(kernel, argtypes, cc, ndim)
+    library.get_cubin(cc=cc)  # links: fails here if anything is unresolved
+    return library
+
+
+def inspect_kernel(kernel, device, kind, argtypes_or_inputs, cc=None, ndim=1):
+    target = arrays.parse_device(device)[0]
+    argtypes = _launcher_argtypes(kernel, argtypes_or_inputs, ndim)
+    if target == "cpu":
+        dispatcher = compile_kernel(kernel, "cpu", argtypes[1:], ndim=ndim)
+        if kind == "llvm":
+            return dispatcher.inspect_llvm(argtypes)
+        if kind == "asm":
+            return dispatcher.inspect_asm(argtypes)
+        raise ValueError(f"kind: expected 'llvm' or 'asm' on the cpu, got {kind!r}")
+    library, cc = _cuda_library(kernel, argtypes, cc, ndim)
+    if kind == "llvm":
+        return library.get_llvm_str()
+    if kind == "ptx":
+        return library.get_asm_str(cc=cc)
+    if kind == "cubin":
+        return bytes(library.get_cubin(cc=cc).code)
+    raise ValueError(f"kind: expected 'llvm', 'ptx' or 'cubin' on cuda, got {kind!r}")
+
+
+__all__ = ["launch", "synchronize", "TID_PARAMETER"]

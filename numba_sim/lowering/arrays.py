@@ -1,0 +1,40 @@
+"""Lowering of ``sim.view``: the same memory, reinterpreted (both targets)."""
+
+from llvmlite import ir
+from numba.core import cgutils, types
+
+from numba_sim.registry import lowering_registry
+from numba_sim.typing.arrays import view
+
+_intp = ir.IntType(64)
+
+
+def reinterpret(context, builder, from_type, to_type, value):
+    """An Array(value type) struct over the storage of *value* (an Array of scalars)."""
+    if from_type == to_type:
+        return value
+    source = cgutils.create_struct_proxy(from_type)(context, builder, value=value)
+    result = cgutils.create_struct_proxy(to_type)(context, builder)
+    shapes = cgutils.unpack_tuple(builder, source.shape, from_type.ndim)
+    strides = cgutils.unpack_tuple(builder, source.strides, from_type.ndim)
+    outer = shapes[: to_type.ndim]
+    nitems = context.get_constant(types.intp, 1)
+    for extent in outer:
+        nitems = builder.mul(nitems, extent)
+    element_bytes = context.get_abi_sizeof(context.get_data_type(to_type.dtype))
+    result.meminfo = source.meminfo
+    result.parent = source.parent
+    result.nitems = nitems
+    result.itemsize = context.get_constant(types.intp, element_bytes)
+    result.data = builder.bitcast(source.data, result.data.type)
+    result.shape = cgutils.pack_array(builder, outer)
+    result.strides = cgutils.pack_array(builder, strides[: to_type.ndim])
+    return result._getvalue()
+
+
+@lowering_registry.lower(view, types.Array, types.Any)
+def lower_view(context, builder, sig, args):
+    result = reinterpret(context, builder, sig.args[0], sig.return_type, args[0])
+    if context.enable_nrt:
+        context.nrt.incref(builder, sig.return_type, result)
+    return result

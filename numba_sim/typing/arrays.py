@@ -1,0 +1,62 @@
+"""Typing of ``sim.view(a, dtype)``: a scalar array seen as an array of value types.
+
+A C-contiguous ``(..., 3)`` float32 array viewed as ``vec3`` is an
+``Array(vec3, ndim - 1, 'C')`` over the same memory (a mat33 view drops two
+trailing dims).  Numba's own getitem/setitem/len/shape then work on it, on the
+CPU and on CUDA.
+"""
+
+from numba.core import types
+from numba.core.typing.templates import AbstractTemplate, signature
+
+from numba_sim.operations import fail
+from numba_sim.registry import typing_registry
+from numba_sim.types import CLASSES
+from numba_sim.typing.value_types import VALUE_TYPES, ValueType
+
+_CLASS_TO_TYPE = {cls: VALUE_TYPES[spec] for spec, cls in CLASSES.items()}
+
+
+def view(array, dtype):
+    """``view(a, sim.vec3)``: *a* (NumPy, ``(..., 3)`` float32, C-contiguous) as vec3 elements.
+
+    From Python this returns *a* itself after checking it (NumPy has no vec3
+    dtype); in compiled code it is a zero-copy ``Array(vec3, ...)`` view.
+    """
+    from numba_sim.arrays import check_value_array
+
+    check_value_array(array, dtype, "a")
+    return array
+
+
+def value_type_of_marker(marker):
+    """The ValueType named by a typed dtype argument (the class ``sim.vec3``), or None."""
+    if isinstance(marker, types.Function):
+        return _CLASS_TO_TYPE.get(marker.typing_key)
+    if isinstance(marker, types.NumberClass) and isinstance(marker.instance_type, ValueType):
+        return marker.instance_type
+    return None
+
+
+def view_type(array_type, value_type, name="view"):
+    """The Array type of *array_type* viewed as *value_type* (TypingError if impossible)."""
+    if isinstance(array_type, types.Array) and array_type.dtype == value_type:
+        return array_type
+    trailing = len(value_type.shape)
+    if not isinstance(array_type, types.Array) or array_type.dtype != value_type.dtype \
+            or array_type.ndim <= trailing or array_type.layout != "C":
+        fail(name, (array_type, value_type),
+             f"viewing as {value_type} needs a C-contiguous {value_type.dtype} array with "
+             f"trailing shape {value_type.shape}")
+    return types.Array(value_type, array_type.ndim - trailing, "C", readonly=not array_type.mutable)
+
+
+@typing_registry.register_global(view)
+class ViewTemplate(AbstractTemplate):
+    def generic(self, args, kws):
+        if kws or len(args) != 2:
+            return None
+        value_type = value_type_of_marker(args[1])
+        if value_type is None:
+            fail("view", args, "the second argument must be a value type such as sim.vec3")
+        return signature(view_type(args[0], value_type), *args)
