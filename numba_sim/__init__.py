@@ -19,6 +19,7 @@ from numba_sim.builtins import *  # noqa: E402,F401,F403
 from numba_sim.cuda_args import cuda_args  # noqa: E402
 from numba_sim.types import PUBLIC_NAMES as _VALUE_CLASSES  # noqa: E402
 from numba_sim.typing.arrays import view  # noqa: E402
+from numba_sim import ir_rewrites as _ir_rewrites  # noqa: E402,F401
 from numba_sim.lowering import arrays as _arrays_lowering  # noqa: E402,F401
 from numba_sim.threads import tid  # noqa: E402
 from numba_sim.arrays import (  # noqa: E402

@@ -194,7 +194,8 @@ def _bind(kernel, args):
                     f"{kernel.__qualname__}: parameter {parameter.name!r} is on {value_device} but "
                     f"parameter {device_parameter!r} is on {device}; all arrays of a launch must "
                     "be on one device")
-            device, device_parameter = value_device, parameter.name
+            if device is None:
+                device, device_parameter = value_device, parameter.name
         bound.append(value)
     return bound, device, device_parameter
 
