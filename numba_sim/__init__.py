@@ -26,6 +26,8 @@ from numba_sim.arrays import (  # noqa: E402
     array, empty, from_numpy, full, ones, to_numpy, zeros, zeros_like,
 )
 from numba_sim.kernel import func, kernel  # noqa: E402
+from numba_sim.structs import struct  # noqa: E402
+from numba_sim.lowering import structs as _structs_lowering  # noqa: E402,F401
 from numba_sim.launcher import launch, synchronize  # noqa: E402
 from numba_sim.scalars import *  # noqa: E402,F401,F403
 from numba_sim import scalars as _scalars  # noqa: E402
@@ -41,6 +43,6 @@ __version__ = "0.1.0"
 __all__ = sorted(
     list(_VALUE_CLASSES) + list(_builtins.__all__) + list(_scalars.__all__) + [
         "cuda_args", "view", "tid", "array", "empty", "from_numpy", "full", "ones", "to_numpy",
-        "zeros", "zeros_like", "func", "kernel", "launch", "synchronize",
+        "zeros", "zeros_like", "func", "kernel", "launch", "synchronize", "struct",
     ]
 )

@@ -18,6 +18,12 @@ class CudaArgs:
         if isinstance(ty, ValueType):
             components = tuple(val._storage.reshape(-1).tolist())
             return types.UniTuple(ty.dtype, ty.size), components
+        from numba_sim.typing.structs import StructType
+
+        if isinstance(ty, StructType):
+            from numba_sim.lowering.structs import prepare_cuda_struct
+
+            return prepare_cuda_struct(ty, val)
         return ty, val
 
     def __repr__(self):

@@ -30,18 +30,37 @@ def view(array, dtype):
 
 
 def value_type_of_marker(marker):
-    """The ValueType named by a typed dtype argument (the class ``sim.vec3``), or None."""
+    """The element type named by a typed dtype argument (``sim.vec3``, a struct class), or None."""
     if isinstance(marker, types.Function):
-        return _CLASS_TO_TYPE.get(marker.typing_key)
-    if isinstance(marker, types.NumberClass) and isinstance(marker.instance_type, ValueType):
-        return marker.instance_type
+        key = marker.typing_key
+        if key in _CLASS_TO_TYPE:
+            return _CLASS_TO_TYPE[key]
+        from numba_sim.structs import Struct
+
+        if isinstance(key, type) and issubclass(key, Struct):
+            from numba_sim.typing.structs import struct_type_of
+
+            return struct_type_of(key)
     return None
+
+
+def _struct_view_type(array_type, struct_type, name):
+    from numba.np import numpy_support
+
+    record = numpy_support.from_dtype(struct_type.python_class.numpy_dtype)
+    if not isinstance(array_type, types.Array) or array_type.dtype != record \
+            or array_type.layout != "C":
+        fail(name, (array_type, struct_type),
+             f"viewing as {struct_type} needs a C-contiguous array of its numpy_dtype")
+    return types.Array(struct_type, array_type.ndim, "C", readonly=not array_type.mutable)
 
 
 def view_type(array_type, value_type, name="view"):
     """The Array type of *array_type* viewed as *value_type* (TypingError if impossible)."""
     if isinstance(array_type, types.Array) and array_type.dtype == value_type:
         return array_type
+    if not isinstance(value_type, ValueType):
+        return _struct_view_type(array_type, value_type, name)
     trailing = len(value_type.shape)
     if not isinstance(array_type, types.Array) or array_type.dtype != value_type.dtype \
             or array_type.ndim <= trailing or array_type.layout != "C":

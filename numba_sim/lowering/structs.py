@@ -1,0 +1,133 @@
+"""Lowering of ``@sim.struct`` types: field access, construction, boxing (CPU),
+and conversion of struct kernel arguments for numba-cuda."""
+
+import numpy as np
+from numba.core import cgutils, types
+from numba.core.extending import NativeValue, box, unbox
+from numba.core.imputils import impl_ret_borrowed
+
+from numba_sim.lowering.arrays import reinterpret
+from numba_sim.registry import lowering_registry
+from numba_sim.typing.structs import StructType
+from numba_sim.typing.value_types import ValueType
+
+
+def _storage_array_type(array_type):
+    """The scalar array type whose memory an Array(value type) views."""
+    element = array_type.dtype
+    if isinstance(element, ValueType):
+        return types.Array(element.dtype, array_type.ndim + len(element.shape), "C")
+    return None
+
+
+@lowering_registry.lower_getattr_generic(StructType)
+def struct_getattr(context, builder, struct_type, value, attr):
+    proxy = cgutils.create_struct_proxy(struct_type)(context, builder, value=value)
+    field_type = struct_type.field_type(attr)
+    return impl_ret_borrowed(context, builder, field_type, getattr(proxy, attr))
+
+
+def register_constructor(cls):
+    @lowering_registry.lower(cls, types.VarArg(types.Any))
+    def construct(context, builder, sig, args):
+        struct_type = sig.return_type
+        proxy = cgutils.create_struct_proxy(struct_type)(context, builder)
+        if not args:
+            return cgutils.get_null_value(proxy._get_be_type(proxy._datamodel))
+        for (name, field_type), value in zip(struct_type.fields, args):
+            if context.enable_nrt:
+                context.nrt.incref(builder, field_type, value)
+            setattr(proxy, name, value)
+        return proxy._getvalue()
+
+
+@lowering_registry.lower_cast(StructType, StructType)
+def struct_identity_cast(context, builder, from_type, to_type, value):
+    return value
+
+
+@unbox(StructType)
+def unbox_struct(struct_type, obj, c):
+    proxy = cgutils.create_struct_proxy(struct_type)(c.context, c.builder)
+    failed = cgutils.alloca_once_value(c.builder, cgutils.false_bit)
+    for name, field_type in struct_type.fields:
+        field_obj = c.pyapi.object_getattr_string(obj, name)
+        with c.builder.if_else(cgutils.is_null(c.builder, field_obj)) as (missing, present):
+            with missing:
+                c.builder.store(cgutils.true_bit, failed)
+            with present:
+                storage_type = _storage_array_type(field_type) if isinstance(
+                    field_type, types.Array) else None
+                native = c.unbox(storage_type or field_type, field_obj)
+                value = native.value
+                if storage_type is not None:
+                    value = reinterpret(c.context, c.builder, storage_type, field_type, value)
+                setattr(proxy, name, value)
+                c.builder.store(c.builder.or_(c.builder.load(failed), native.is_error), failed)
+                c.pyapi.decref(field_obj)
+    return NativeValue(proxy._getvalue(), is_error=c.builder.load(failed))
+
+
+@box(StructType)
+def box_struct(struct_type, value, c):
+    proxy = cgutils.create_struct_proxy(struct_type)(c.context, c.builder, value=value)
+    items = []
+    for name, field_type in struct_type.fields:
+        field_value = getattr(proxy, name)
+        storage_type = _storage_array_type(field_type) if isinstance(field_type, types.Array) \
+            else None
+        if storage_type is not None:
+            field_value = reinterpret(c.context, c.builder, field_type, storage_type, field_value)
+            field_type = storage_type
+        c.context.nrt.incref(c.builder, field_type, field_value)
+        items.append(c.box(field_type, field_value))
+    fields = c.pyapi.tuple_pack(items)
+    for item in items:
+        c.pyapi.decref(item)
+    cls = c.pyapi.unserialize(c.pyapi.serialize_object(struct_type.python_class))
+    factory = c.pyapi.object_getattr_string(cls, "_from_fields")
+    result = c.pyapi.call_function_objargs(factory, (fields,))
+    c.pyapi.decref(factory)
+    c.pyapi.decref(fields)
+    c.pyapi.decref(cls)
+    return result
+
+
+# --------------------------------------------------------------------------
+# CUDA kernel arguments
+
+
+def _array_argument(array_type, value):
+    """A CUDA array field flattened exactly as the Array data model passes it."""
+    interface = value.__cuda_array_interface__
+    element = array_type.dtype
+    trailing = len(element.shape) if isinstance(element, ValueType) else 0
+    shape = tuple(interface["shape"])
+    itemsize = np.dtype(interface["typestr"]).itemsize
+    strides = interface.get("strides") or tuple(
+        int(np.prod(shape[k + 1:], dtype=np.int64)) * itemsize for k in range(len(shape)))
+    outer_shape = shape[: len(shape) - trailing]
+    element_size = int(np.prod(shape[len(outer_shape):], dtype=np.int64)) * itemsize
+    nitems = int(np.prod(outer_shape, dtype=np.int64))
+    values = (0, 0, nitems, element_size, interface["data"][0], *outer_shape,
+              *strides[: len(outer_shape)])
+    return types.UniTuple(types.intp, len(values)), values
+
+
+def prepare_cuda_struct(struct_type, value):
+    """(Tuple type, values) of a struct argument for numba-cuda's argument packing."""
+    from numba_sim.cuda_args import cuda_args
+
+    field_types, field_values = [], []
+    for name, field_type in struct_type.fields:
+        item = getattr(value, name)
+        if isinstance(field_type, types.Array):
+            if item is None or not hasattr(item, "__cuda_array_interface__"):
+                raise TypeError(f"{struct_type.python_class.__name__}.{name}: a struct passed "
+                                f"to a CUDA kernel needs CUDA arrays, got {type(item).__name__}")
+            field_type, item = _array_argument(field_type, item)
+        else:
+            field_type, item = cuda_args.prepare_args(field_type, item)
+        field_types.append(field_type)
+        field_values.append(item)
+    return types.Tuple(field_types), tuple(field_values)
