@@ -28,6 +28,8 @@ from numba_sim.arrays import (  # noqa: E402
 from numba_sim.kernel import func, kernel  # noqa: E402
 from numba_sim.structs import struct  # noqa: E402
 from numba_sim.lowering import structs as _structs_lowering  # noqa: E402,F401
+from numba_sim.typing import kernel_ops as _kernel_ops_typing  # noqa: E402,F401
+from numba_sim.lowering import kernel_ops as _kernel_ops_lowering  # noqa: E402,F401
 from numba_sim.launcher import launch, synchronize  # noqa: E402
 from numba_sim.scalars import *  # noqa: E402,F401,F403
 from numba_sim import scalars as _scalars  # noqa: E402

@@ -3,8 +3,18 @@ is rewritten before Numba sees it, as Warp rewrites its kernels' AST.
 
 * ``sim.tid()`` becomes the hidden thread-index parameter ``__sim_tid__`` (a
   tuple of int32, one per launch dimension): ``i = tid()`` takes the leading
-  index (Warp's rule), ``i, j = tid()`` unpacks it.
-* A kernel that returns a value is rejected, with the user's file and line.
+  index (Warp's rule), ``i, j = tid()`` unpacks it.  Anywhere but a kernel it
+  is an error.
+* Warp's scalar rules: float literals are float32, int literals assigned or
+  returned are int32, arithmetic operators become the functions of
+  numba_sim.kernel_ops (int32 stays int32, C-style integer ``/`` and ``%``),
+  ``float(x)`` / ``int(x)`` convert to float32 / int32.
+* Component assignment: ``v.x = 1.0``, ``v[1] = 2.0``, ``m[i, j] = 0.0``,
+  ``arr[i].z = 5.0`` and their augmented forms become value-returning helper
+  calls that rebind the variable; ``arr[i] += x``, ``arr[i] -= x``,
+  ``arr[i][0] += x`` and ``arr[i].z -= x`` on array elements are atomic.
+* A kernel that returns a value, and Warp's output-argument forms, are
+  rejected with the user's file and line and the form to use instead.
 
 The rewritten function keeps the original's live globals, closure cells and
 line numbers (Numba's errors point at the user's source), and works for
@@ -12,13 +22,28 @@ functions defined in notebooks and inside other functions.
 """
 
 import ast
+import builtins
+import copy
 import inspect
 import linecache
 import textwrap
 import types
 
+from numba_sim import kernel_ops
+
 TID_PARAMETER = "__sim_tid__"
-SIM_MODULE_NAME = "__sim__"
+OPS = "__sim_ops__"
+"""Name under which rewritten code reaches numba_sim.kernel_ops (a closure cell)."""
+
+_BINARY_NAMES = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
+    ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "and_",
+    ast.BitOr: "or_", ast.BitXor: "xor", ast.LShift: "lshift", ast.RShift: "rshift",
+}
+
+_OUTPUT_ARGUMENT_FORMS = {
+    "quat_to_axis_angle": (3, "axis, angle = quat_to_axis_angle(q)"),
+}
 
 
 class KernelSourceError(SyntaxError):
@@ -41,12 +66,20 @@ def _error(message, fn, node):
     return KernelSourceError(message, (filename, node.lineno, node.col_offset + 1, line))
 
 
+_MISSING = object()
+
+
 class _Resolver:
     """Finds what a callee expression (``sim.tid``, ``tid``) refers to, statically."""
 
     def __init__(self, fn):
-        closure = inspect.getclosurevars(fn)
-        self.namespace = {**fn.__globals__, **closure.nonlocals}
+        nonlocals = {}
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                nonlocals[name] = cell.cell_contents
+            except ValueError:  # defined later in the enclosing function
+                pass
+        self.namespace = {**vars(builtins), **fn.__globals__, **nonlocals}
 
     def resolve(self, node):
         if isinstance(node, ast.Name):
@@ -57,7 +90,34 @@ class _Resolver:
         return _MISSING
 
 
-_MISSING = object()
+def _ops(name, node, *args):
+    call = ast.Call(func=ast.Attribute(value=ast.Name(id=OPS, ctx=ast.Load()), attr=name,
+                                       ctx=ast.Load()), args=list(args), keywords=[])
+    return ast.copy_location(call, node)
+
+
+def _load(node):
+    node = copy.deepcopy(node)
+    for child in ast.walk(node):
+        if hasattr(child, "ctx"):
+            child.ctx = ast.Load()
+    return node
+
+
+def _store(node):
+    node = copy.deepcopy(node)
+    node.ctx = ast.Store()
+    return node
+
+
+def _is_simple(node):
+    if isinstance(node, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        return True
+    if isinstance(node, ast.Tuple):
+        return all(_is_simple(e) for e in node.elts)
+    return False
 
 
 class _KernelRewriter(ast.NodeTransformer):
@@ -66,21 +126,25 @@ class _KernelRewriter(ast.NodeTransformer):
         self.resolver = resolver
         self.is_kernel = is_kernel
         self.depth = 0
+        self.temporaries = 0
 
-    def _is_tid_call(self, node):
-        from numba_sim.threads import tid
+    # -- helpers
+    def _temporary(self):
+        self.temporaries += 1
+        return f"__sim_t{self.temporaries}"
 
-        return isinstance(node, ast.Call) and self.resolver.resolve(node.func) is tid
+    def _is_call_to(self, node, obj):
+        return isinstance(node, ast.Call) and self.resolver.resolve(node.func) is obj
 
-    def _tid(self, node, index=None):
-        if node.args or node.keywords:
-            raise _error("tid() takes no arguments", self.fn, node)
-        name = ast.Name(id=TID_PARAMETER, ctx=ast.Load())
-        if index is None:
-            return ast.copy_location(name, node)
-        subscript = ast.Subscript(value=name, slice=ast.Constant(index), ctx=ast.Load())
-        return ast.copy_location(subscript, node)
+    def _int32_literal(self, node):
+        """``int32(n)`` for an int literal (also under unary minus), else the node."""
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return _ops("int32", node, node)
+        if isinstance(node, ast.Tuple):
+            node.elts = [self._int32_literal(e) for e in node.elts]
+        return node
 
+    # -- functions
     def visit_FunctionDef(self, node):
         self.depth += 1
         try:
@@ -90,33 +154,201 @@ class _KernelRewriter(ast.NodeTransformer):
             node.returns = None
             for arg in node.args.args + node.args.kwonlyargs:
                 arg.annotation = None
-            self.generic_visit(node)
+            node.body = self._statements(node.body)
             return node
         finally:
             self.depth -= 1
 
-    def visit_Assign(self, node):
-        if self.is_kernel and self._is_tid_call(node.value):
-            target = node.targets[0]
-            unpacks = isinstance(target, (ast.Tuple, ast.List)) and len(node.targets) == 1
-            node.value = self._tid(node.value, index=None if unpacks else 0)
+    def _statements(self, statements):
+        result = []
+        for statement in statements:
+            rewritten = self.visit(statement)
+            result.extend(rewritten if isinstance(rewritten, list) else [rewritten])
+        return result
+
+    def generic_visit(self, node):
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(node, field, None), list) and not isinstance(node, ast.expr):
+                setattr(node, field, self._statements(getattr(node, field)))
+        for field, value in ast.iter_fields(node):
+            if field in ("body", "orelse", "finalbody") and not isinstance(node, ast.expr):
+                continue
+            if isinstance(value, ast.AST):
+                setattr(node, field, self.visit(value))
+            elif isinstance(value, list):
+                setattr(node, field, [self.visit(v) if isinstance(v, ast.AST) else v
+                                      for v in value])
+        return node
+
+    # -- expressions
+    def visit_Constant(self, node):
+        if type(node.value) is float:
+            return _ops("float32", node, node)
+        return node
+
+    def visit_BinOp(self, node):
+        node = self.generic_visit(node)
+        name = _BINARY_NAMES.get(type(node.op))
+        if name is None:  # the matrix product keeps its operator
             return node
-        return self.generic_visit(node)
+        return _ops(name, node, node.left, node.right)
+
+    def visit_UnaryOp(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.op, ast.USub):
+            return _ops("neg", node, node.operand)
+        return node
 
     def visit_Call(self, node):
-        if self._is_tid_call(node):
+        from numba_sim.threads import tid
+
+        if self._is_call_to(node, tid):
             if not self.is_kernel:
                 raise _error("sim.tid() is only legal inside a @sim.kernel (it is the index of "
                              "the launched thread; pass it to funcs as an argument)", self.fn, node)
             return self._tid(node, index=0)
+        callee = self.resolver.resolve(node.func)
+        if callee is builtins.float or callee is builtins.int:
+            node = self.generic_visit(node)
+            return _ops("float32" if callee is builtins.float else "int32", node, *node.args)
+        if callee is builtins.range:
+            node = self.generic_visit(node)
+            node.args = [self._int32_literal(a) for a in node.args]
+            return node
+        name = getattr(callee, "__name__", None)
+        if name in _OUTPUT_ARGUMENT_FORMS and getattr(callee, "__module__", "") == "numba_sim":
+            count, alternative = _OUTPUT_ARGUMENT_FORMS[name]
+            if len(node.args) == count:
+                raise _error(f"Warp's output-argument form of {name} is not supported: write "
+                             f"{alternative}", self.fn, node)
         return self.generic_visit(node)
 
+    def _tid(self, node, index=None):
+        if node.args or node.keywords:
+            raise _error("tid() takes no arguments", self.fn, node)
+        name = ast.copy_location(ast.Name(id=TID_PARAMETER, ctx=ast.Load()), node)
+        if index is None:
+            return name
+        return ast.copy_location(ast.Subscript(value=name, slice=ast.Constant(index),
+                                               ctx=ast.Load()), node)
+
+    # -- statements
     def visit_Return(self, node):
         if self.is_kernel and self.depth == 1 and node.value is not None and not (
                 isinstance(node.value, ast.Constant) and node.value.value is None):
             raise _error("a @sim.kernel cannot return a value (write results into an array "
                          "argument instead)", self.fn, node)
-        return self.generic_visit(node)
+        node = self.generic_visit(node)
+        if node.value is not None:
+            node.value = self._int32_literal(node.value)
+        return node
+
+    def visit_Assign(self, node):
+        from numba_sim.threads import tid
+
+        if self.is_kernel and self._is_call_to(node.value, tid):
+            target = node.targets[0]
+            unpacks = isinstance(target, (ast.Tuple, ast.List)) and len(node.targets) == 1
+            node.value = self._tid(node.value, index=None if unpacks else 0)
+            return node
+        value = self._int32_literal(self.visit(node.value))
+        statements = []
+        if len(node.targets) > 1 or not isinstance(node.targets[0], ast.Name):
+            if not isinstance(value, (ast.Name, ast.Constant)):
+                temporary = self._temporary()
+                statements.append(ast.copy_location(ast.Assign(
+                    targets=[ast.Name(id=temporary, ctx=ast.Store())], value=value), node))
+                value = ast.copy_location(ast.Name(id=temporary, ctx=ast.Load()), node)
+        for target in node.targets:
+            target = self._prepare_target(target, node, statements)
+            statements.extend(self._assign(target, value, node))
+        return statements
+
+    def _prepare_target(self, target, node, statements):
+        """*target* with every index along its chain rewritten and made side-effect free,
+        so that the component-assignment rewrite may evaluate the chain more than once."""
+        if isinstance(target, ast.Subscript):
+            target.value = self._prepare_target(target.value, node, statements)
+            target.slice = self._hoist(self.visit(target.slice), node, statements)
+        elif isinstance(target, ast.Attribute):
+            target.value = self._prepare_target(target.value, node, statements)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            target.elts = [self._prepare_target(e, node, statements) for e in target.elts]
+        return target
+
+    def _hoist(self, index, node, statements):
+        """A side-effect-free expression for *index* (temporaries for anything else)."""
+        if _is_simple(index):
+            return index
+        temporary = self._temporary()
+        statements.append(ast.copy_location(ast.Assign(
+            targets=[ast.Name(id=temporary, ctx=ast.Store())], value=index), node))
+        return ast.copy_location(ast.Name(id=temporary, ctx=ast.Load()), node)
+
+    def _assign(self, target, value, node):
+        """Statements assigning *value* (a simple expression) to *target*."""
+        if isinstance(target, ast.Name):
+            return [ast.copy_location(ast.Assign(targets=[target], value=value), node)]
+        if isinstance(target, (ast.Tuple, ast.List)):
+            if all(isinstance(e, ast.Name) for e in target.elts):
+                return [ast.copy_location(ast.Assign(targets=[target], value=value), node)]
+            statements = []
+            for k, element in enumerate(target.elts):
+                item = ast.copy_location(ast.Subscript(value=_load(value), slice=ast.Constant(k),
+                                                       ctx=ast.Load()), node)
+                statements.extend(self._assign(element, item, node))
+            return statements
+        if isinstance(target, ast.Subscript):
+            new = _ops("store_item", node, _load(target.value), _load(target.slice), value)
+            return self._assign_container(target.value, new, node)
+        if isinstance(target, ast.Attribute):
+            new = _ops("store_attr", node, _load(target.value), ast.Constant(target.attr), value)
+            return self._assign_container(target.value, new, node)
+        raise _error("unsupported assignment target in the kernel language", self.fn, node)
+
+    def _assign_container(self, container, new_value, node):
+        """Rebind *container* (the base of a component assignment) to *new_value*."""
+        if isinstance(container, ast.Name):
+            return [ast.copy_location(ast.Assign(targets=[_store(container)], value=new_value),
+                                      node)]
+        temporary = self._temporary()
+        statements = [ast.copy_location(ast.Assign(
+            targets=[ast.Name(id=temporary, ctx=ast.Store())], value=new_value), node)]
+        return statements + self._assign(container, ast.copy_location(
+            ast.Name(id=temporary, ctx=ast.Load()), node), node)
+
+    def visit_AugAssign(self, node):
+        op = _BINARY_NAMES.get(type(node.op))
+        if op is None:
+            raise _error("unsupported augmented assignment in the kernel language", self.fn, node)
+        value = self.visit(node.value)
+        target = node.target
+        statements = []
+        op_name = ast.Constant(op)
+        if isinstance(target, ast.Name):
+            new = _ops(op, node, _load(target), value)
+            return [ast.copy_location(ast.Assign(targets=[target], value=new), node)]
+        if not (isinstance(value, (ast.Name, ast.Constant)) or _is_simple(value)):
+            value = self._hoist(value, node, statements)
+        target = self._prepare_target(target, node, statements)
+        if isinstance(target, ast.Subscript):
+            outer, key = target.value, _load(target.slice)
+            if isinstance(outer, ast.Subscript):  # container[index][key] op= value
+                new = _ops("update_component", node, _load(outer.value), _load(outer.slice), key,
+                           op_name, value)
+                return statements + self._assign_container(outer.value, new, node)
+            new = _ops("update_item", node, _load(outer), key, op_name, value)
+            return statements + self._assign_container(outer, new, node)
+        if isinstance(target, ast.Attribute):
+            outer = target.value
+            if isinstance(outer, ast.Subscript):  # container[index].attr op= value
+                new = _ops("update_component", node, _load(outer.value), _load(outer.slice),
+                           ast.Constant(target.attr), op_name, value)
+                return statements + self._assign_container(outer.value, new, node)
+            new = _ops("update_attr", node, _load(outer), ast.Constant(target.attr), op_name, value)
+            return statements + self._assign_container(outer, new, node)
+        raise _error("unsupported augmented assignment target in the kernel language",
+                     self.fn, node)
 
 
 def rewrite(fn, is_kernel):
@@ -140,13 +372,14 @@ def _compile_like(fn, definition):
     """Compile *definition* as a function with *fn*'s globals, closure and file name.
 
     The definition is wrapped in an outer function whose parameters are the
-    original free variables, so the compiled code refers to them as closure
-    cells; the original cells are then attached to the new function.
+    original free variables (and ``__sim_ops__``), so the compiled code refers
+    to them as closure cells; the original cells are then attached to the new
+    function, beside a cell holding numba_sim.kernel_ops.
     """
     freevars = fn.__code__.co_freevars
     outer = ast.FunctionDef(
         name="__sim_outer__",
-        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=v) for v in freevars],
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=v) for v in freevars + (OPS,)],
                            kwonlyargs=[], kw_defaults=[], defaults=[]),
         body=[definition, ast.Return(value=ast.Name(id=definition.name, ctx=ast.Load()))],
         decorator_list=[], returns=None,
@@ -154,13 +387,14 @@ def _compile_like(fn, definition):
     if "type_params" in ast.FunctionDef._fields:  # Python >= 3.12
         outer.type_params = []
     module = ast.Module(body=[outer], type_ignores=[])
-    ast.fix_missing_locations(module)
     ast.copy_location(outer, definition)
+    ast.fix_missing_locations(module)
     code = compile(module, fn.__code__.co_filename, "exec")
     outer_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     inner_code = next(c for c in outer_code.co_consts if isinstance(c, types.CodeType)
                       and c.co_name == definition.name)
     cells = dict(zip(freevars, fn.__closure__ or ()))
+    cells[OPS] = types.CellType(kernel_ops)
     closure = tuple(cells[name] for name in inner_code.co_freevars)
     rewritten = types.FunctionType(inner_code, fn.__globals__, fn.__name__, fn.__defaults__,
                                    closure or None)

@@ -106,3 +106,14 @@ def constant_value(context, builder, value_type, pyval):
     items = [context.get_constant(value_type.dtype, x) for x in pyval._components()]
     return ir.Constant.literal_array(items) if items else ir.Constant(
         context.get_value_type(value_type), None)
+
+
+@lowering_registry.lower_setattr_generic(ValueType)
+def refuse_setattr(context, builder, sig, args, attr):
+    """``v.x = ...`` in plain Numba code: values are immutable there."""
+    value_type = sig.args[0]
+    from numba.core.errors import TypingError
+
+    raise TypingError(f"{value_type} values are immutable in plain Numba code: build a new value "
+                    f"(e.g. {value_type}(...) with the changed component); component assignment "
+                    f"such as v.{attr} = ... works inside @sim.kernel and @sim.func")

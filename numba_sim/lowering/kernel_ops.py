@@ -1,0 +1,340 @@
+"""Lowering of the kernel language's operators and component-assignment helpers
+(semantics in numba_sim/kernel_ops.py), for both targets."""
+
+import math
+import operator
+
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.imputils import impl_ret_borrowed
+from numba.core.typing import signature
+
+from numba_sim import kernel_ops
+from numba_sim.lowering.symbolic import Sym
+from numba_sim.registry import lowering_registry
+from numba_sim.types import KIND_MAT, attribute_slice
+from numba_sim.typing.structs import StructType
+from numba_sim.typing.value_types import ValueType
+
+lower = lowering_registry.lower
+
+
+def _is_number(t):
+    return isinstance(t, (types.Integer, types.Float))
+
+
+# --------------------------------------------------------------------------
+# Scalar operators
+
+
+def _floor_divide(a, b):
+    if isinstance(a.type, types.Float):
+        return (a / b).emit_call(math.floor)
+    quotient = a / b
+    if not a.type.signed:
+        return quotient
+    remainder = a % b
+    adjust = (remainder != 0) & ((remainder < 0) != (b < 0))
+    return adjust.select(quotient - 1, quotient)
+
+
+def _bitwise(builder, name, a, b):
+    if name == "rshift":
+        emit = builder.ashr if a.type.signed else builder.lshr
+        return a._wrap(a.type, emit(a.value, b.value))
+    emit = {"and_": builder.and_, "or_": builder.or_, "xor": builder.xor,
+            "lshift": builder.shl}[name]
+    return a._wrap(a.type, emit(a.value, b.value))
+
+
+def scalar_binary(context, builder, name, scalar_type, a, b):
+    """Emit the kernel operator *name* on two LLVM scalars of *scalar_type*."""
+    a, b = Sym(context, builder, scalar_type, a), Sym(context, builder, scalar_type, b)
+    if name == "add":
+        return (a + b).value
+    if name == "sub":
+        return (a - b).value
+    if name == "mul":
+        return (a * b).value
+    if name == "truediv":
+        return (a / b).value
+    if name == "mod":
+        return (a % b).value
+    if name == "floordiv":
+        return _floor_divide(a, b).value
+    if name == "pow":
+        return a.emit_call(math.pow, b).value
+    return _bitwise(builder, name, a, b).value
+
+
+def _binary_lowering(name):
+    def lower_kernel_binary(context, builder, sig, args):
+        if _is_number(sig.args[0]) and _is_number(sig.args[1]) \
+                and sig.args[0] == sig.args[1] == sig.return_type:
+            return scalar_binary(context, builder, name, sig.return_type, *args)
+        return context.get_function(kernel_ops.BINARY[name], sig)(builder, args)
+
+    return lower_kernel_binary
+
+
+for _name in kernel_ops.BINARY:
+    lower(getattr(kernel_ops, _name), types.Any, types.Any)(_binary_lowering(_name))
+
+
+@lower(kernel_ops.neg, types.Any)
+def lower_kernel_neg(context, builder, sig, args):
+    if _is_number(sig.args[0]):
+        return (-Sym(context, builder, sig.return_type, args[0])).value
+    return context.get_function(operator.neg, sig)(builder, args)
+
+
+def combine(context, builder, op, element_type, current, value_type, value):
+    """``current op value`` with the kernel language's semantics."""
+    if _is_number(element_type):
+        value = context.cast(builder, value, value_type, element_type)
+        return scalar_binary(context, builder, op, element_type, current, value)
+    sig = context.typing_context.resolve_function_type(kernel_ops.BINARY[op],
+                                                       (element_type, value_type), {})
+    result = context.get_function(kernel_ops.BINARY[op], sig)(
+        builder, [current, context.cast(builder, value, value_type, sig.args[1])])
+    return context.cast(builder, result, sig.return_type, element_type)
+
+
+# --------------------------------------------------------------------------
+# Positions of components inside a value type or struct
+
+
+def _int_index(context, builder, index, index_type):
+    if isinstance(index_type, types.IntegerLiteral):
+        return index_type.literal_value
+    if isinstance(index, ir.Constant) and isinstance(index.constant, int):
+        return index.constant
+    return context.cast(builder, index, index_type, types.intp)
+
+
+def component_slots(context, builder, container_type, key, key_type):
+    """Flat storage positions (ints or LLVM values) of ``container[key]`` / ``.key``."""
+    spec = container_type.spec
+    if isinstance(key, str):
+        start, stop, _ = attribute_slice(spec, key)
+        return list(range(start, stop))
+    if isinstance(key_type, types.BaseTuple):
+        row, column = (_int_index(context, builder, builder.extract_value(key, k), t)
+                       for k, t in enumerate(key_type.types))
+        return [_flat(builder, row, column, spec.shape[1])]
+    index = _int_index(context, builder, key, key_type)
+    if spec.kind == KIND_MAT:
+        return [_flat(builder, index, j, spec.shape[1]) for j in range(spec.shape[1])]
+    return [index]
+
+
+def _flat(builder, row, column, columns):
+    if isinstance(row, int) and isinstance(column, int):
+        return row * columns + column
+    intp = (row if not isinstance(row, int) else column).type
+    row = ir.Constant(intp, row) if isinstance(row, int) else row
+    column = ir.Constant(intp, column) if isinstance(column, int) else column
+    return builder.add(builder.mul(row, ir.Constant(intp, columns)), column)
+
+
+def _read_slots(builder, value, slots):
+    if all(isinstance(s, int) for s in slots):
+        return [builder.extract_value(value, s) for s in slots]
+    slot = cgutils.alloca_once_value(builder, value)
+    zero = ir.Constant(ir.IntType(64), 0)
+    return [builder.load(builder.gep(slot, [zero, _as_value(s)], inbounds=True)) for s in slots]
+
+
+def _write_slots(builder, value, slots, items):
+    if all(isinstance(s, int) for s in slots):
+        for s, item in zip(slots, items):
+            value = builder.insert_value(value, item, s)
+        return value
+    slot = cgutils.alloca_once_value(builder, value)
+    zero = ir.Constant(ir.IntType(64), 0)
+    for s, item in zip(slots, items):
+        builder.store(item, builder.gep(slot, [zero, _as_value(s)], inbounds=True))
+    return builder.load(slot)
+
+
+def _as_value(slot):
+    return ir.Constant(ir.IntType(64), slot) if isinstance(slot, int) else slot
+
+
+def _split(builder, component_type, value):
+    """A component value as the list of scalars it occupies."""
+    if isinstance(component_type, ValueType):
+        return [builder.extract_value(value, k) for k in range(component_type.size)]
+    return [value]
+
+
+def _join(context, builder, component_type, items):
+    if isinstance(component_type, ValueType):
+        out = cgutils.get_null_value(context.get_value_type(component_type))
+        for k, item in enumerate(items):
+            out = builder.insert_value(out, item, k)
+        return out
+    return items[0]
+
+
+def read_component(context, builder, container_type, container, key, key_type, component_type):
+    if isinstance(container_type, StructType):
+        return getattr(cgutils.create_struct_proxy(container_type)(
+            context, builder, value=container), key)
+    slots = component_slots(context, builder, container_type, key, key_type)
+    return _join(context, builder, component_type, _read_slots(builder, container, slots))
+
+
+def write_component(context, builder, container_type, container, key, key_type, component_type,
+                    value):
+    if isinstance(container_type, StructType):
+        proxy = cgutils.create_struct_proxy(container_type)(context, builder, value=container)
+        setattr(proxy, key, value)
+        result = proxy._getvalue()
+        if context.enable_nrt:
+            context.nrt.incref(builder, container_type, result)
+        return result
+    slots = component_slots(context, builder, container_type, key, key_type)
+    return _write_slots(builder, container, slots, _split(builder, component_type, value))
+
+
+def _key(key_type):
+    return key_type.literal_value if isinstance(key_type, types.StringLiteral) else None
+
+
+def _component_type(container_type, key, key_type):
+    from numba_sim.typing.kernel_ops import component_type
+
+    return component_type(container_type, key if key is not None else key_type)
+
+
+# --------------------------------------------------------------------------
+# store_item / store_attr
+
+
+@lower(kernel_ops.store_item, types.Any, types.Any, types.Any)
+def lower_store_item(context, builder, sig, args):
+    container_type, index_type, value_type = sig.args
+    container, index, value = args
+    if isinstance(container_type, ValueType):
+        return write_component(context, builder, container_type, container, index, index_type,
+                               value_type, value)
+    context.get_function(operator.setitem, signature(types.none, *sig.args))(builder, args)
+    return impl_ret_borrowed(context, builder, container_type, container)
+
+
+@lower(kernel_ops.store_attr, types.Any, types.StringLiteral, types.Any)
+def lower_store_attr(context, builder, sig, args):
+    container_type, name_type, value_type = sig.args
+    return write_component(context, builder, container_type, args[0], name_type.literal_value,
+                           name_type, value_type, args[2])
+
+
+# --------------------------------------------------------------------------
+# Augmented assignment: atomic on array elements
+
+
+ATOMIC_OPS = {"add": "add", "sub": "sub"}
+
+
+def _scalar_pointers(context, builder, pointer, element_type):
+    """(scalar type, pointers to each scalar) of the element at *pointer*."""
+    if isinstance(element_type, ValueType):
+        zero = ir.Constant(ir.IntType(32), 0)
+        return element_type.dtype, [builder.gep(pointer, [zero, ir.Constant(ir.IntType(32), k)])
+                                    for k in range(element_type.size)]
+    return element_type, [pointer]
+
+
+def update_in_memory(context, builder, op, pointer, element_type, value_type, value):
+    """``*pointer op= value``: real atomics for + and -, else a read-modify-write."""
+    if op in ATOMIC_OPS:
+        from numba_sim.builtins.atomics import emit_atomic
+
+        scalar_type, pointers = _scalar_pointers(context, builder, pointer, element_type)
+        value = context.cast(builder, value, value_type, element_type)
+        items = _split(builder, element_type, value)
+        for item_pointer, item in zip(pointers, items):
+            emit_atomic(context, builder, ATOMIC_OPS[op], item_pointer, scalar_type, item)
+        return
+    current = builder.load(pointer)
+    builder.store(combine(context, builder, op, element_type, current, value_type, value), pointer)
+
+
+def _element_pointer(context, builder, array_type, array, index_type, index):
+    if isinstance(index_type, types.BaseTuple):
+        indices = [context.cast(builder, builder.extract_value(index, k), t, types.intp)
+                   for k, t in enumerate(index_type.types)]
+    else:
+        indices = [context.cast(builder, index, index_type, types.intp)]
+    array_struct = context.make_array(array_type)(context, builder, value=array)
+    return cgutils.get_item_pointer(context, builder, array_type, array_struct, indices,
+                                    wraparound=True)
+
+
+@lower(kernel_ops.update_item, types.Any, types.Any, types.StringLiteral, types.Any)
+def lower_update_item(context, builder, sig, args):
+    container_type, index_type, op_type, value_type = sig.args
+    container, index, _, value = args
+    op = op_type.literal_value
+    if isinstance(container_type, types.Array):
+        pointer = _element_pointer(context, builder, container_type, container, index_type, index)
+        update_in_memory(context, builder, op, pointer, container_type.dtype, value_type, value)
+        return impl_ret_borrowed(context, builder, container_type, container)
+    component_type = _component_type(container_type, None, index_type)
+    current = read_component(context, builder, container_type, container, index, index_type,
+                             component_type)
+    new = combine(context, builder, op, component_type, current, value_type, value)
+    return write_component(context, builder, container_type, container, index, index_type,
+                           component_type, new)
+
+
+@lower(kernel_ops.update_attr, types.Any, types.StringLiteral, types.StringLiteral, types.Any)
+def lower_update_attr(context, builder, sig, args):
+    container_type, name_type, op_type, value_type = sig.args
+    name = name_type.literal_value
+    component_type = _component_type(container_type, name, name_type)
+    current = read_component(context, builder, container_type, args[0], name, name_type,
+                             component_type)
+    new = combine(context, builder, op_type.literal_value, component_type, current, value_type,
+                  args[3])
+    return write_component(context, builder, container_type, args[0], name, name_type,
+                           component_type, new)
+
+
+def _component_pointer(context, builder, element_type, pointer, key, key_type):
+    """Pointer to component *key* of the element at *pointer* (value type or struct)."""
+    zero = ir.Constant(ir.IntType(32), 0)
+    if isinstance(element_type, StructType):
+        position = [name for name, _ in element_type.fields].index(key)
+        return builder.gep(pointer, [zero, ir.Constant(ir.IntType(32), position)])
+    slots = component_slots(context, builder, element_type, key, key_type)
+    scalar_pointer = builder.gep(pointer, [zero, _as_value(slots[0])])
+    component_type = _component_type(element_type, key if isinstance(key, str) else None, key_type)
+    return builder.bitcast(scalar_pointer, context.get_data_type(component_type).as_pointer())
+
+
+@lower(kernel_ops.update_component, types.Any, types.Any, types.Any, types.StringLiteral, types.Any)
+def lower_update_component(context, builder, sig, args):
+    container_type, index_type, key_type, op_type, value_type = sig.args
+    container, index, key, _, value = args
+    op = op_type.literal_value
+    key = _key(key_type) if isinstance(key_type, types.StringLiteral) else key
+    if isinstance(container_type, types.Array):
+        element_type = container_type.dtype
+        pointer = _element_pointer(context, builder, container_type, container, index_type, index)
+        component_pointer = _component_pointer(context, builder, element_type, pointer, key, key_type)
+        component_type = _component_type(element_type, key if isinstance(key, str) else None,
+                                         key_type)
+        update_in_memory(context, builder, op, component_pointer, component_type, value_type, value)
+        return impl_ret_borrowed(context, builder, container_type, container)
+    element_type = _component_type(container_type, None, index_type)
+    element = read_component(context, builder, container_type, container, index, index_type,
+                             element_type)
+    component_type = _component_type(element_type, key if isinstance(key, str) else None, key_type)
+    current = read_component(context, builder, element_type, element, key, key_type, component_type)
+    new = combine(context, builder, op, component_type, current, value_type, value)
+    element = write_component(context, builder, element_type, element, key, key_type,
+                              component_type, new)
+    return write_component(context, builder, container_type, container, index, index_type,
+                           element_type, element)
