@@ -40,6 +40,10 @@ _operations_typing.register_operations()
 _operations_lowering.register_operations()
 _registry.install()
 
+from numba_sim import _cuda_hook  # noqa: E402
+
+_cuda_hook.install()
+
 __version__ = "0.1.0"
 
 __all__ = sorted(

@@ -7,11 +7,21 @@ class SetupError(ImportError):
     """numba_sim cannot work with the installed Numba setup."""
 
 
+def _numba_cuda_implementation():
+    """'NVIDIA' when ``numba.cuda`` is numba-cuda, without importing it (it is slow to import)."""
+    import sys
+
+    module = sys.modules.get("numba.cuda")
+    if module is not None:
+        return getattr(module, "implementation", None)
+    # numba-cuda installs a meta-path finder (via a .pth file) redirecting numba.cuda to it
+    redirected = any(type(f).__name__ == "NumbaCudaFinder" for f in sys.meta_path)
+    return "NVIDIA" if redirected else "Numba"
+
+
 def check_numba_cuda():
     """``numba.cuda`` must be NVIDIA's numba-cuda, not Numba's deprecated copy."""
-    import numba.cuda
-
-    implementation = getattr(numba.cuda, "implementation", None)
+    implementation = _numba_cuda_implementation()
     if implementation != "NVIDIA":
         raise SetupError(
             "numba_sim needs NVIDIA's numba-cuda package, but numba.cuda is Numba's built-in "

@@ -7,8 +7,6 @@ attribute lookup ``numba_sim.view`` by the global function itself, so the
 public spelling works in ``@njit``, ``@cuda.jit`` and kernels alike.
 """
 
-import sys
-
 
 def _make_rewrite(rewrites_module, ir_module, errors_module):
     class ModuleViewRewrite(rewrites_module.Rewrite):
@@ -45,14 +43,14 @@ def register():
     from numba.core import errors, ir, rewrites
 
     _make_rewrite(rewrites, ir, errors)
-    cuda_rewrites = "numba.cuda.core.rewrites"
-    if cuda_rewrites not in sys.modules:
-        __import__(cuda_rewrites)
+
+
+def register_cuda():
     from numba.cuda.core import errors as cuda_errors
     from numba.cuda.core import ir as cuda_ir
-    from numba.cuda.core import rewrites as cuda_rewrites_module
+    from numba.cuda.core import rewrites as cuda_rewrites
 
-    _make_rewrite(cuda_rewrites_module, cuda_ir, cuda_errors)
+    _make_rewrite(cuda_rewrites, cuda_ir, cuda_errors)
 
 
 register()

@@ -21,7 +21,7 @@ import warnings
 import numba
 import numpy as np
 
-from numba_sim import arrays
+from numba_sim import arrays, cache
 from numba_sim.kernel_language import TID_PARAMETER
 from numba_sim.lowering.hints import nonnegative
 from numba_sim.typing.arrays import view
@@ -69,7 +69,8 @@ def _launcher_source(kernel, ndim, cuda):
 
 def _build_launcher(kernel, ndim, cuda, body, loop):
     namespace = {"__view": view, "__body": body, "__int32": np.int32, "__int64": np.int64,
-                 "__nonnegative": nonnegative}
+                 "__nonnegative": nonnegative,
+                 "__name__": __name__}  # a cached launcher's environment re-imports its module
     for k, parameter in enumerate(kernel.parameters):
         namespace[f"__dtype{k}"] = parameter.view_dtype
     if cuda:
@@ -109,7 +110,8 @@ class CpuLauncher:
             with self._lock:
                 if self._parallel is None:
                     function = _build_launcher(self.kernel, self.ndim, False, self.body, numba.prange)
-                    self._parallel = numba.njit(parallel=True)(function)
+                    self._parallel = cache.attach(numba.njit(parallel=True)(function), function,
+                                                  self.kernel, "cpu", self.ndim, "parallel")
         return self._parallel
 
     @property
@@ -118,7 +120,8 @@ class CpuLauncher:
             with self._lock:
                 if self._serial is None:
                     function = _build_launcher(self.kernel, self.ndim, False, self.body, range)
-                    self._serial = numba.njit(function)
+                    self._serial = cache.attach(numba.njit(function), function, self.kernel,
+                                                "cpu", self.ndim, "serial")
         return self._serial
 
     def __call__(self, dims, count, args, stream=None):
@@ -138,7 +141,8 @@ class CudaLauncher:
         self.ndim = ndim
         self.body = cuda.jit(device=True)(kernel.body)
         self.function = _build_launcher(kernel, ndim, True, self.body, None)
-        self.dispatcher = cuda.jit(extensions=[cuda_args])(self.function)
+        self.dispatcher = cache.attach(cuda.jit(extensions=[cuda_args])(self.function),
+                                       self.function, kernel, "cuda", ndim)
 
     def __call__(self, dims, count, args, stream=None):
         blocks = (count + CUDA_BLOCK_SIZE - 1) // CUDA_BLOCK_SIZE

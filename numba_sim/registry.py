@@ -22,8 +22,15 @@ lowering_registry = imputils.Registry("numba_sim")
 _install_lock = threading.Lock()
 
 
+_cuda_installed = False
+"""Whether numba_sim is registered in numba-cuda's target (done on first CUDA use)."""
+
+
 def _targets():
     from numba.core.registry import cpu_target
+
+    if not _cuda_installed:
+        return (cpu_target,)
     from numba.cuda.descriptor import cuda_target
 
     return (cpu_target, cuda_target)
@@ -46,8 +53,27 @@ def _builtins_first(target_context):
             return
 
 
+def install_cuda():
+    """Register numba_sim in numba-cuda's target too (idempotent).
+
+    numba-cuda takes about half a second to import, so numba_sim does not
+    import it: this runs when ``numba.cuda`` gets imported (an import hook),
+    from numba-cuda's ``numba_extensions`` entry points, and before numba_sim's
+    own CUDA compilations.
+    """
+    global _cuda_installed
+    if _cuda_installed:
+        return
+    with _install_lock:
+        _cuda_installed = True
+    from numba_sim import ir_rewrites
+
+    ir_rewrites.register_cuda()
+    install()
+
+
 def install():
-    """Load new typing and lowering declarations into the CPU and CUDA targets."""
+    """Load new typing and lowering declarations into the CPU (and CUDA) targets."""
     with _install_lock, global_compiler_lock:
         for target in _targets():
             target.typing_context.install_registry(typing_registry)

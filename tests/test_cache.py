@@ -1,0 +1,151 @@
+"""The compilation cache: warm processes compile nothing, edits invalidate exactly,
+same-named kernels do not collide, and the CLI shows and clears the cache."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+RUNNER = """
+import sys, numpy as np, numba.core.dispatcher as dispatcher
+import numba_sim as sim
+if "--no-compile" in sys.argv:
+    def refuse(*args, **kwargs):
+        raise AssertionError("compiled in a process that should load everything from the cache")
+    dispatcher._FunctionCompiler._compile_core = refuse
+sys.path.insert(0, sys.argv[1])
+import importlib
+results = []
+for name in sys.argv[2].split(","):
+    module = importlib.import_module(name)
+    out = np.zeros(4, np.float32)
+    sim.launch(module.kernel, dim=4, inputs=[out])
+    stats = module.kernel.launcher("cpu", 1).serial.stats
+    results.append(f"{name}:{out[3]}:{sum(stats.cache_hits.values())}:{sum(stats.cache_misses.values())}")
+print(";".join(results))
+"""
+
+HELPERS = """
+import numba_sim as sim
+
+@sim.func
+def scale(x: float):
+    return x * {factor}
+"""
+
+KERNEL = """
+import numba_sim as sim
+from helpers import scale
+
+OFFSET = {offset}
+
+@sim.kernel
+def kernel(out: sim.array(dtype=float)):
+    i = sim.tid()
+    out[i] = scale(float(i)) + OFFSET
+"""
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "helpers.py").write_text(HELPERS.format(factor=2.0))
+    (code / "first.py").write_text(KERNEL.format(offset=0.0))
+    (code / "second.py").write_text(KERNEL.format(offset=100.0))
+    runner = tmp_path / "runner.py"
+    runner.write_text(RUNNER)
+    environment = dict(os.environ, NUMBA_SIM_CACHE_DIR=str(tmp_path / "cache"),
+                       PYTHONDONTWRITEBYTECODE="1")
+
+    def run(modules, *flags):
+        result = subprocess.run([sys.executable, str(runner), str(code), modules, *flags],
+                                capture_output=True, text=True, env=environment, timeout=300)
+        assert result.returncode == 0, result.stderr
+        return {name: (float(value), int(hits), int(misses)) for name, value, hits, misses in
+                (item.split(":") for item in result.stdout.strip().split(";"))}
+
+    return code, run, environment
+
+
+def test_warm_process_compiles_nothing_and_edits_invalidate(workspace):
+    code, run, _ = workspace
+    cold = run("first,second")
+    assert cold == {"first": (6.0, 0, 1), "second": (106.0, 0, 1)}  # same name, no collision
+    warm = run("first,second", "--no-compile")
+    assert warm == {"first": (6.0, 1, 0), "second": (106.0, 1, 0)}
+    # editing a reached @sim.func recompiles the kernels that use it
+    (code / "helpers.py").write_text(HELPERS.format(factor=3.0))
+    edited = run("first,second")
+    assert edited == {"first": (9.0, 0, 1), "second": (109.0, 0, 1)}
+    # editing a frozen global recompiles only the kernel that reads it
+    (code / "second.py").write_text(KERNEL.format(offset=200.0))
+    assert run("first,second") == {"first": (9.0, 1, 0), "second": (209.0, 0, 1)}
+
+
+def test_cli_shows_and_clears_the_cache(workspace):
+    _, run, environment = workspace
+    run("first")
+    info = subprocess.run([sys.executable, "-m", "numba_sim", "info"], capture_output=True,
+                          text=True, env=environment, timeout=300)
+    assert info.returncode == 0, info.stderr
+    assert environment["NUMBA_SIM_CACHE_DIR"] in info.stdout and "threading layer" in info.stdout
+    files = int(info.stdout.split("cache directory:")[1].split("(")[1].split()[0])
+    assert files >= 2
+    cleared = subprocess.run([sys.executable, "-m", "numba_sim", "cache", "clear"],
+                             capture_output=True, text=True, env=environment, timeout=300)
+    assert cleared.returncode == 0 and f"removed {files} files" in cleared.stdout
+    assert not os.path.exists(environment["NUMBA_SIM_CACHE_DIR"]) or not any(
+        files for _, _, files in os.walk(environment["NUMBA_SIM_CACHE_DIR"]))
+
+
+def test_fingerprint_covers_helpers_globals_and_the_package():
+    import numba_sim as sim
+    from numba_sim import cache
+
+    def make(constant, helper_factor):
+        @sim.func
+        def helper(x: float):
+            return x * helper_factor
+
+        @sim.kernel
+        def kernel(out: sim.array(dtype=float)):
+            i = sim.tid()
+            out[i] = helper(float(i)) + constant
+
+        return kernel
+
+    base = cache.kernel_fingerprint(make(1.0, 2.0), "cpu")
+    assert base == cache.kernel_fingerprint(make(1.0, 2.0), "cpu")
+    assert base != cache.kernel_fingerprint(make(1.5, 2.0), "cpu")
+    assert base != cache.kernel_fingerprint(make(1.0, 3.0), "cpu")
+    assert base != cache.kernel_fingerprint(make(1.0, 2.0), "cuda")
+    assert len(cache.package_fingerprint()) == 64
+
+
+def test_cuda_library_survives_the_cache_round_trip(offline_cuda):
+    """A linked CUDA library is saved without its linking files, with its cubin."""
+    import pickle
+
+    import numpy as np
+    from numba.core import types
+
+    import numba_sim as sim
+
+    def kernel(out, a, b, p):
+        out[0] = sim.closest_point_on_segment(a, b, p).x
+
+    vec3 = sim.typing.value_types.value_type_by_name("vec3")
+    library = offline_cuda.compile(kernel, (types.float32[::1], vec3, vec3, vec3), cc=(7, 5))
+    cubin = bytes(library.get_cubin(cc=(7, 5)).code)
+    with pytest.raises(RuntimeError, match="linking files"):
+        pickle.dumps(library)
+    from numba_sim.cache import without_linking_files
+
+    linked = without_linking_files(library)
+    assert library._linking_files  # the original is untouched
+    restored = pickle.loads(pickle.dumps(linked))
+    assert bytes(restored.get_cubin(cc=(7, 5)).code) == cubin
+    assert np.frombuffer(cubin[:4], np.uint8).tolist() == [0x7F, 0x45, 0x4C, 0x46]
