@@ -223,7 +223,20 @@ def _cpu_cache_class():
     from numba.core import caching
 
     impl = _cache_classes(caching, caching.CompileResultCacheImpl, "cpu")
-    return type("KernelCpuCache", (caching.FunctionCache,), {"_impl_class": impl})
+
+    class KernelCpuCache(caching.FunctionCache):
+        _impl_class = impl
+
+        def load_overload(self, sig, target_context):
+            """Numba refreshes the whole target context before a cache lookup (imports of
+            every NumPy implementation, ~0.4 s); a cached launcher needs only the runtime."""
+            from numba.core.runtime import rtsys
+
+            rtsys.initialize(target_context)
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+
+    return KernelCpuCache
 
 
 @functools.cache
