@@ -1,1 +1,22 @@
-"""Runnable examples: ``python -m numba_sim.examples.NAME``."""
+"""Runnable demos, each a module with an ``Example`` class whose ``step()`` advances
+one frame: ``numba-sim run NAME`` or ``python -m numba_sim run NAME``.
+
+* ``particles``: the seed's particle system (gravity and a bouncy ground);
+* ``dem``: Warp's example_dem, a granular flow of 65,536 particles with HashGrid contacts;
+* ``sph``: Warp's example_sph, an SPH fluid.
+"""
+
+import importlib
+
+EXAMPLES = {
+    "particles": "numba_sim.examples.particles",
+    "dem": "numba_sim.examples.dem",
+    "sph": "numba_sim.examples.sph",
+}
+
+
+def load(name):
+    """The ``Example`` class of the demo *name*."""
+    if name not in EXAMPLES:
+        raise ValueError(f"unknown example {name!r}; choose one of {', '.join(EXAMPLES)}")
+    return importlib.import_module(EXAMPLES[name]).Example
