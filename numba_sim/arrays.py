@@ -105,10 +105,15 @@ def parse_device(device):
 
 
 def device_of(value):
-    """'cpu' for NumPy arrays, 'cuda' for CUDA arrays, None for anything else."""
+    """'cpu' for NumPy arrays, 'cuda' for CUDA arrays (CUDA array interface or DLPack),
+    None for anything else."""
     if isinstance(value, np.ndarray):
         return "cpu"
     if hasattr(value, "__cuda_array_interface__"):
+        return "cuda"
+    from numba_sim.cuda_runtime import is_dlpack_cuda
+
+    if is_dlpack_cuda(value):
         return "cuda"
     return None
 

@@ -21,7 +21,7 @@ import warnings
 import numba
 import numpy as np
 
-from numba_sim import arrays, cache
+from numba_sim import arrays, cache, cuda_runtime
 from numba_sim.kernel_language import TID_PARAMETER
 from numba_sim.lowering.hints import nonnegative
 from numba_sim.typing.arrays import view
@@ -124,7 +124,7 @@ class CpuLauncher:
                                                 "cpu", self.ndim, "serial")
         return self._serial
 
-    def __call__(self, dims, count, args, stream=None):
+    def __call__(self, dims, count, args, stream=None, ordinal=None):
         launcher = self.serial if count < SERIAL_THRESHOLD else self.parallel
         launcher(dims, *args)
 
@@ -144,24 +144,11 @@ class CudaLauncher:
         self.dispatcher = cache.attach(cuda.jit(extensions=[cuda_args])(self.function),
                                        self.function, kernel, "cuda", ndim)
 
-    def __call__(self, dims, count, args, stream=None):
+    def __call__(self, dims, count, args, stream=None, ordinal=None):
         blocks = (count + CUDA_BLOCK_SIZE - 1) // CUDA_BLOCK_SIZE
-        self.dispatcher[blocks, CUDA_BLOCK_SIZE, _numba_stream(stream)](dims, *args)
-
-
-def _numba_stream(stream):
-    """A numba-cuda stream for *stream* (CuPy / Numba stream, or CuPy's current one)."""
-    from numba import cuda
-
-    if stream is None:
-        try:
-            import cupy
-        except ImportError:
-            return 0
-        return cuda.external_stream(cupy.cuda.get_current_stream().ptr)
-    if hasattr(stream, "ptr"):  # CuPy stream
-        return cuda.external_stream(stream.ptr)
-    return stream
+        args = [cuda_runtime.as_cuda_array(a) for a in args]
+        with cuda_runtime.on_device(ordinal):
+            self.dispatcher[blocks, CUDA_BLOCK_SIZE, cuda_runtime.numba_stream(stream)](dims, *args)
 
 
 # --------------------------------------------------------------------------
@@ -235,14 +222,14 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None):
                         f"({names}), {len(args)} given")
     dims, count = _normalize_dims(dim)
     bound, inferred, inferred_parameter = _bind(kernel, args)
-    target = arrays.parse_device(device)[0] if device is not None else (inferred or "cpu")
+    target, ordinal = arrays.parse_device(device) if device is not None else (inferred or "cpu", None)
     if inferred is not None and inferred != target:
         raise ValueError(f"{kernel.__qualname__}: device={device!r} but parameter "
                          f"{inferred_parameter!r} is on {inferred}")
     _warn_dim_like_shape(kernel, dims, args)
     if count == 0:
         return
-    kernel.launcher(target, len(dims))(dims, count, bound, stream=stream)
+    kernel.launcher(target, len(dims))(dims, count, bound, stream=stream, ordinal=ordinal)
 
 
 def synchronize():

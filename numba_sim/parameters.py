@@ -55,6 +55,11 @@ class Parameter:
     def bind(self, kernel, value):
         """(the value passed to the launcher, its device or None)."""
         if self.array is not None:
+            if not isinstance(value, np.ndarray) and not hasattr(value, "__cuda_array_interface__"):
+                from numba_sim.cuda_runtime import as_cuda_array, is_dlpack_cuda
+
+                if is_dlpack_cuda(value):  # e.g. a torch tensor: imported zero-copy
+                    value = as_cuda_array(value)
             return value, self._check_array(kernel, value)
         if self.scalar is not None:
             if isinstance(value, (builtins.bool, np.bool_)) and self.scalar is not np.bool_:

@@ -1,0 +1,105 @@
+"""CUDA runtime glue: foreign arrays, streams, devices and graph capture.
+
+* Arrays from CuPy, Numba, or anything with ``__cuda_array_interface__`` pass
+  zero-copy; DLPack producers (e.g. torch) are imported through CuPy.  They are
+  wrapped without synchronizing on their producer's stream: numba_sim launches
+  on CuPy's current stream (or the ``stream=`` given), which is the stream the
+  producer's work was queued on in the usual single-stream program.
+* ``with sim.capture() as graph:`` records launches (and HashGrid builds after
+  ``reserve``) on a capturing CuPy stream; ``graph.launch()`` replays them.
+"""
+
+import contextlib
+
+from numba_sim import arrays
+
+KDL_CUDA = 2
+"""DLPack's device type of CUDA memory."""
+
+
+def is_dlpack_cuda(value):
+    device = getattr(value, "__dlpack_device__", None)
+    if device is None or not hasattr(value, "__dlpack__"):
+        return False
+    try:
+        return device()[0] == KDL_CUDA
+    except Exception:
+        return False
+
+
+def as_cuda_array(value):
+    """A CUDA array object for *value*, or *value* itself if it is not an array."""
+    if hasattr(value, "__cuda_array_interface__") and not hasattr(value, "gpu_data"):
+        from numba import cuda
+
+        return cuda.from_cuda_array_interface(value.__cuda_array_interface__, owner=value,
+                                              sync=False)
+    if is_dlpack_cuda(value) and not hasattr(value, "__cuda_array_interface__"):
+        return arrays._cupy().from_dlpack(value)
+    return value
+
+
+def numba_stream(stream):
+    """A numba-cuda stream for *stream* (CuPy or Numba stream; None: CuPy's current one)."""
+    from numba import cuda
+
+    if stream is None:
+        try:
+            import cupy
+        except ImportError:
+            return 0
+        return cuda.external_stream(cupy.cuda.get_current_stream().ptr)
+    if hasattr(stream, "ptr") and not hasattr(stream, "handle"):  # a CuPy stream
+        return cuda.external_stream(stream.ptr)
+    return stream
+
+
+@contextlib.contextmanager
+def on_device(ordinal):
+    """Make CUDA device *ordinal* current (None: leave the current device)."""
+    if ordinal is None:
+        yield
+        return
+    from numba import cuda
+
+    with cuda.gpus[ordinal]:
+        yield
+
+
+class Graph:
+    """A captured CUDA graph: ``launch()`` replays the recorded work."""
+
+    def __init__(self):
+        self._graph = None
+
+    def launch(self, stream=None):
+        if self._graph is None:
+            raise RuntimeError("the graph is still being captured; launch it after the "
+                               "'with sim.capture()' block")
+        if stream is None:
+            self._graph.launch()
+        else:
+            self._graph.launch(stream)
+
+
+@contextlib.contextmanager
+def capture(device="cuda", stream=None):
+    """Record the CUDA work issued inside the block into a replayable :class:`Graph`.
+
+    Launches inside go on the capturing stream (CuPy's current stream within
+    the block).  Everything recorded must be capturable: kernels already
+    compiled or compilable, HashGrid builds after ``reserve`` (no allocation).
+    """
+    cupy = arrays._cupy()
+    kind, ordinal = arrays.parse_device(device)
+    if kind != "cuda":
+        raise ValueError(f"device: graph capture needs a CUDA device, got {device!r}")
+    with cupy.cuda.Device(ordinal or 0):
+        capturing = stream or cupy.cuda.Stream(non_blocking=True)
+        graph = Graph()
+        with capturing:
+            capturing.begin_capture()
+            try:
+                yield graph
+            finally:
+                graph._graph = capturing.end_capture()
