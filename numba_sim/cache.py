@@ -182,6 +182,67 @@ def kernel_fingerprint(kernel, *variant):
 # Numba cache classes with our locator (one set per Numba target)
 
 
+_CHECKSUM = hashlib.sha256().digest_size
+
+
+def _checksummed(index_data_file_class):
+    """An index/data file class whose data files carry a SHA-256 of their contents, so that
+    a corrupted object file is detected before its code could run."""
+
+    class ChecksummedIndexDataCacheFile(index_data_file_class):
+        def _save_data(self, name, data):
+            payload = self._dump(data)
+            with self._open_for_write(self._data_path(name)) as f:
+                f.write(hashlib.sha256(payload).digest() + payload)
+
+        def _load_data(self, name):
+            import pickle
+
+            with open(self._data_path(name), "rb") as f:
+                content = f.read()
+            digest, payload = content[:_CHECKSUM], content[_CHECKSUM:]
+            if hashlib.sha256(payload).digest() != digest:
+                raise ValueError(f"checksum mismatch in {self._data_path(name)}")
+            return pickle.loads(payload)
+
+    return ChecksummedIndexDataCacheFile
+
+
+class _RobustCacheMixin:
+    """Unreadable cache files (truncated, corrupted, from another version) are a miss
+    with a warning, never a crash and never stale code; the next save replaces them."""
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._cache_file.__class__ = _checksummed(type(self._cache_file))
+
+    def _load_overload(self, sig, target_context):
+        try:
+            return super()._load_overload(sig, target_context)
+        except Exception as error:  # pickle, EOF, zlib, version errors alike
+            self._discard(f"is unreadable ({type(error).__name__}: {error}); recompiling")
+            return None
+
+    def _save_overload(self, sig, data):
+        try:
+            super()._save_overload(sig, data)
+        except Exception as error:
+            self._discard(f"could not be updated ({type(error).__name__}: {error}); "
+                          "starting it afresh")
+            super()._save_overload(sig, data)
+
+    def _discard(self, reason):
+        import warnings
+
+        index = self._cache_file._index_path
+        warnings.warn(f"numba_sim: the cache entry {index} {reason}", RuntimeWarning, stacklevel=4)
+        for path in (index,):
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+
+
 def _cache_classes(caching, impl_base, target):
     class FingerprintLocator(caching._CacheLocator):
         """Places a launcher by its fingerprint under the numba_sim cache directory."""
@@ -224,7 +285,7 @@ def _cpu_cache_class():
 
     impl = _cache_classes(caching, caching.CompileResultCacheImpl, "cpu")
 
-    class KernelCpuCache(caching.FunctionCache):
+    class KernelCpuCache(_RobustCacheMixin, caching.FunctionCache):
         _impl_class = impl
 
         def load_overload(self, sig, target_context):
@@ -259,7 +320,8 @@ def _cuda_cache_class():
             states["codelibrary"] = linked
             return states
 
-    return type("KernelCudaCache", (CUDACache,), {"_impl_class": LinkedKernelCacheImpl})
+    return type("KernelCudaCache", (_RobustCacheMixin, CUDACache),
+                {"_impl_class": LinkedKernelCacheImpl})
 
 
 def without_linking_files(library, keep=()):

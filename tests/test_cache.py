@@ -149,3 +149,54 @@ def test_cuda_library_survives_the_cache_round_trip(offline_cuda):
     restored = pickle.loads(pickle.dumps(linked))
     assert bytes(restored.get_cubin(cc=(7, 5)).code) == cubin
     assert np.frombuffer(cubin[:4], np.uint8).tolist() == [0x7F, 0x45, 0x4C, 0x46]
+
+
+CORRUPTIONS = {
+    "truncated data": lambda path: path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2]),
+    "flipped byte in the object code": lambda path: path.write_bytes(
+        (lambda b: b[:-100] + bytes([b[-100] ^ 0xFF]) + b[-99:])(path.read_bytes())),
+    "garbage index": None,
+}
+
+
+@pytest.mark.parametrize("corruption", sorted(CORRUPTIONS))
+def test_corrupted_cache_entries_are_recompiled_with_a_warning(workspace, corruption):
+    code, run, environment = workspace
+    assert run("first") == {"first": (6.0, 0, 1)}
+    cache_dir = __import__("pathlib").Path(environment["NUMBA_SIM_CACHE_DIR"]) / "cpu"
+    if corruption == "garbage index":
+        for index in cache_dir.glob("*.nbi"):
+            index.write_bytes(b"\x80\x04garbage" * 3)
+    else:
+        for data in cache_dir.glob("*.nbc"):
+            CORRUPTIONS[corruption](data)
+    result = subprocess.run(
+        [sys.executable, "-c",
+         "import runpy, sys;"
+         f"sys.argv = ['runner', {str(code)!r}, 'first']; runpy.run_path({str(code.parent / 'runner.py')!r})"],
+        capture_output=True, text=True, env=environment, timeout=300)
+    # recompiled (a miss), correct, and said so
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "first:6.0:0:1"
+    assert "numba_sim: the cache entry" in result.stderr
+    assert run("first") == {"first": (6.0, 1, 0)}  # and the cache is whole again
+
+
+def test_four_processes_filling_one_cache_at_once(workspace):
+    import multiprocessing
+
+    code, run, environment = workspace
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(4) as pool:
+        results = pool.starmap(_run_in_subprocess, [(str(code), environment)] * 4)
+    assert all(r == "first:6.0" for r in results), results
+    hits = run("first,second")
+    assert hits["first"][0] == 6.0 and hits["first"][1] == 1  # one of them filled it
+
+
+def _run_in_subprocess(code, environment):
+    result = subprocess.run([sys.executable, str(__import__("pathlib").Path(code).parent / "runner.py"),
+                             code, "first"], capture_output=True, text=True, env=environment,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    return ":".join(result.stdout.strip().split(":")[:2])
