@@ -29,6 +29,8 @@ from numba_sim.kernel import func, kernel  # noqa: E402
 from numba_sim.structs import struct  # noqa: E402
 from numba_sim.lowering import structs as _structs_lowering  # noqa: E402,F401
 from numba_sim.typing import kernel_ops as _kernel_ops_typing  # noqa: E402,F401
+from numba_sim import debug_checks as _debug_checks  # noqa: E402,F401
+from numba_sim import config  # noqa: E402
 from numba_sim.lowering import kernel_ops as _kernel_ops_lowering  # noqa: E402,F401
 from numba_sim.launcher import launch, synchronize  # noqa: E402
 from numba_sim.cuda_runtime import capture  # noqa: E402
@@ -51,5 +53,6 @@ __all__ = sorted(
     list(_VALUE_CLASSES) + list(_builtins.__all__) + list(_scalars.__all__) + [
         "cuda_args", "view", "tid", "array", "empty", "from_numpy", "full", "ones", "to_numpy",
         "zeros", "zeros_like", "func", "kernel", "launch", "synchronize", "struct", "capture",
+        "config",
     ]
 )

@@ -58,6 +58,7 @@ class Kernel:
             for name in signature.parameters
         )
         self.body = kernel_language.rewrite(fn, is_kernel=True)
+        self._debug_bodies = {}
         self._launchers = {}
 
     def __call__(self, *args, **kwargs):
@@ -67,15 +68,29 @@ class Kernel:
     def __repr__(self):
         return f"<numba_sim kernel {self.key}>"
 
-    def launcher(self, device, ndim):
-        """The (cached) launcher of this kernel for *device* ('cpu' | 'cuda') and *ndim*."""
-        key = (device, ndim)
+    def body_for(self, mode, target="cpu"):
+        """The kernel-language body compiled in *mode* ("release" or "debug") for *target*."""
+        if mode == "release":
+            return self.body
+        if target not in self._debug_bodies:
+            self._debug_bodies[target] = kernel_language.rewrite(self.py_func, is_kernel=True,
+                                                                 debug=True, target=target)
+        return self._debug_bodies[target]
+
+    def launcher(self, device, ndim, mode=None):
+        """The (cached) launcher of this kernel for *device* ('cpu' | 'cuda'), *ndim* and
+        *mode* (the current ``sim.config.mode`` by default)."""
+        if mode is None:
+            from numba_sim import config
+
+            mode = config.mode
+        key = (device, ndim, mode)
         launcher = self._launchers.get(key)
         if launcher is None:
             from numba_sim import launcher as launcher_module
 
             factory = launcher_module.CpuLauncher if device == "cpu" else launcher_module.CudaLauncher
-            launcher = self._launchers.setdefault(key, factory(self, ndim))
+            launcher = self._launchers.setdefault(key, factory(self, ndim, mode))
         return launcher
 
     def compile(self, device="cpu", argtypes_or_inputs=(), cc=None, ndim=1):

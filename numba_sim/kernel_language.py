@@ -110,6 +110,14 @@ def _store(node):
     return node
 
 
+def _array_parameters(fn):
+    """Names of *fn*'s parameters annotated ``sim.array(...)``."""
+    from numba_sim.arrays import array
+
+    annotations = inspect.get_annotations(fn, eval_str=True)
+    return {name for name, annotation in annotations.items() if isinstance(annotation, array)}
+
+
 def _is_simple(node):
     if isinstance(node, (ast.Name, ast.Constant)):
         return True
@@ -121,12 +129,54 @@ def _is_simple(node):
 
 
 class _KernelRewriter(ast.NodeTransformer):
-    def __init__(self, fn, resolver, is_kernel):
+    def __init__(self, fn, resolver, is_kernel, debug=False, target="cpu"):
         self.fn = fn
         self.resolver = resolver
         self.is_kernel = is_kernel
+        self.debug = debug
+        self.target = target
+        self.where = f"{'kernel' if is_kernel else 'func'} {fn.__qualname__}"
+        self.array_parameters = _array_parameters(fn) if debug else set()
+        self.helpers = {}
         self.depth = 0
         self.temporaries = 0
+
+    # -- debug mode: bounds and NaN checks on the array parameters
+    def _helper(self, kind, name, count, node):
+        from numba_sim import debug_checks
+
+        helper_name = f"__sim_{kind}_{name}_{count}"
+        if helper_name not in self.helpers:
+            factory = debug_checks.index_check if kind == "index" else debug_checks.nan_check
+            self.helpers[helper_name] = factory(self.where, name, count, self.target)
+        return ast.copy_location(ast.Name(id=helper_name, ctx=ast.Load()), node)
+
+    def _check_call(self, kind, array, index, node):
+        indices = list(index.elts) if isinstance(index, ast.Tuple) else [index]
+        call = ast.Call(func=self._helper(kind, array.id, len(indices), node),
+                        args=[_load(array)] + [_load(i) for i in indices], keywords=[])
+        return ast.copy_location(call, node)
+
+    def _checked_parameter(self, node):
+        return isinstance(node, ast.Name) and node.id in self.array_parameters
+
+    def visit_Subscript(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load) and self._checked_parameter(node.value):
+            node.slice = self._check_call("index", node.value, node.slice, node)  # a[check(a, i)]
+        return node
+
+    def _with_store_checks(self, target, statements, node):
+        """Debug mode: check the index before a store into an array parameter, and the
+        stored element for NaN after it."""
+        while isinstance(target, (ast.Subscript, ast.Attribute)):
+            if isinstance(target, ast.Subscript) and self._checked_parameter(target.value):
+                before = self._check_call("index", target.value, target.slice, node)
+                after = self._check_call("nan", target.value, target.slice, node)
+                return [ast.copy_location(ast.Expr(before), node)] + statements + \
+                    [ast.copy_location(ast.Expr(after), node)]
+            target = target.value
+        return statements
 
     # -- helpers
     def _temporary(self):
@@ -261,7 +311,8 @@ class _KernelRewriter(ast.NodeTransformer):
                 value = ast.copy_location(ast.Name(id=temporary, ctx=ast.Load()), node)
         for target in node.targets:
             target = self._prepare_target(target, node, statements)
-            statements.extend(self._assign(target, value, node))
+            statements.extend(self._with_store_checks(target, self._assign(target, value, node),
+                                                      node))
         return statements
 
     def _prepare_target(self, target, node, statements):
@@ -331,6 +382,14 @@ class _KernelRewriter(ast.NodeTransformer):
         if not (isinstance(value, (ast.Name, ast.Constant)) or _is_simple(value)):
             value = self._hoist(value, node, statements)
         target = self._prepare_target(target, node, statements)
+        checked = self._with_store_checks(target, [], node)
+        if checked:
+            return statements + [checked[0]] + self._augmented(target, op_name, value, node) + \
+                [checked[1]]
+        return statements + self._augmented(target, op_name, value, node)
+
+    def _augmented(self, target, op_name, value, node):
+        statements = []
         if isinstance(target, ast.Subscript):
             outer, key = target.value, _load(target.slice)
             if isinstance(outer, ast.Subscript):  # container[index][key] op= value
@@ -351,10 +410,11 @@ class _KernelRewriter(ast.NodeTransformer):
                      self.fn, node)
 
 
-def rewrite(fn, is_kernel):
+def rewrite(fn, is_kernel, debug=False, target="cpu"):
     """The kernel-language version of *fn*: a new function over the same globals.
 
-    Kernels get the hidden first parameter ``__sim_tid__``.
+    Kernels get the hidden first parameter ``__sim_tid__``; *debug* adds bounds
+    and NaN checks on the parameters' arrays (see numba_sim.config).
     """
     source, first_line = _source_of(fn)
     tree = ast.parse(source)
@@ -362,13 +422,14 @@ def rewrite(fn, is_kernel):
     definition = tree.body[0]
     if not isinstance(definition, ast.FunctionDef):
         raise _error("expected a function definition", fn, definition)
-    definition = _KernelRewriter(fn, _Resolver(fn), is_kernel).visit(definition)
+    rewriter = _KernelRewriter(fn, _Resolver(fn), is_kernel, debug, target)
+    definition = rewriter.visit(definition)
     if is_kernel:
         definition.args.args.insert(0, ast.arg(arg=TID_PARAMETER))
-    return _compile_like(fn, definition)
+    return _compile_like(fn, definition, rewriter.helpers)
 
 
-def _compile_like(fn, definition):
+def _compile_like(fn, definition, helpers=None):
     """Compile *definition* as a function with *fn*'s globals, closure and file name.
 
     The definition is wrapped in an outer function whose parameters are the
@@ -377,9 +438,11 @@ def _compile_like(fn, definition):
     function, beside a cell holding numba_sim.kernel_ops.
     """
     freevars = fn.__code__.co_freevars
+    helpers = helpers or {}
+    outer_names = freevars + (OPS,) + tuple(helpers)
     outer = ast.FunctionDef(
         name="__sim_outer__",
-        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=v) for v in freevars + (OPS,)],
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=v) for v in outer_names],
                            kwonlyargs=[], kw_defaults=[], defaults=[]),
         body=[definition, ast.Return(value=ast.Name(id=definition.name, ctx=ast.Load()))],
         decorator_list=[], returns=None,
@@ -395,6 +458,7 @@ def _compile_like(fn, definition):
                       and c.co_name == definition.name)
     cells = dict(zip(freevars, fn.__closure__ or ()))
     cells[OPS] = types.CellType(kernel_ops)
+    cells.update({name: types.CellType(helper) for name, helper in helpers.items()})
     closure = tuple(cells[name] for name in inner_code.co_freevars)
     rewritten = types.FunctionType(inner_code, fn.__globals__, fn.__name__, fn.__defaults__,
                                    closure or None)

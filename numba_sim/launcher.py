@@ -90,9 +90,10 @@ def _build_launcher(kernel, ndim, cuda, body, loop):
 class CpuLauncher:
     """Parallel and serial CPU launchers of one kernel and dimensionality."""
 
-    def __init__(self, kernel, ndim):
+    def __init__(self, kernel, ndim, mode="release"):
         self.kernel = kernel
         self.ndim = ndim
+        self.mode = mode
         self._lock = threading.Lock()
         self._body = None
         self._parallel = None
@@ -101,7 +102,7 @@ class CpuLauncher:
     @property
     def body(self):
         if self._body is None:
-            self._body = numba.njit(inline="always")(self.kernel.body)
+            self._body = numba.njit(inline="always")(self.kernel.body_for(self.mode))
         return self._body
 
     @property
@@ -110,8 +111,9 @@ class CpuLauncher:
             with self._lock:
                 if self._parallel is None:
                     function = _build_launcher(self.kernel, self.ndim, False, self.body, numba.prange)
-                    self._parallel = cache.attach(numba.njit(parallel=True)(function), function,
-                                                  self.kernel, "cpu", self.ndim, "parallel")
+                    self._parallel = cache.attach(
+                        numba.njit(parallel=self.mode != "debug")(function), function,
+                        self.kernel, "cpu", self.ndim, "parallel", self.mode)
         return self._parallel
 
     @property
@@ -121,7 +123,7 @@ class CpuLauncher:
                 if self._serial is None:
                     function = _build_launcher(self.kernel, self.ndim, False, self.body, range)
                     self._serial = cache.attach(numba.njit(function), function, self.kernel,
-                                                "cpu", self.ndim, "serial")
+                                                "cpu", self.ndim, "serial", self.mode)
         return self._serial
 
     def __call__(self, dims, count, args, stream=None, ordinal=None):
@@ -132,17 +134,18 @@ class CpuLauncher:
 class CudaLauncher:
     """The CUDA launcher of one kernel and dimensionality."""
 
-    def __init__(self, kernel, ndim):
+    def __init__(self, kernel, ndim, mode="release"):
         from numba import cuda
 
         from numba_sim.cuda_args import cuda_args
 
         self.kernel = kernel
         self.ndim = ndim
-        self.body = cuda.jit(device=True)(kernel.body)
+        debug = {"debug": True, "opt": False} if mode == "debug" else {}
+        self.body = cuda.jit(device=True, **debug)(kernel.body_for(mode, "cuda"))
         self.function = _build_launcher(kernel, ndim, True, self.body, None)
-        self.dispatcher = cache.attach(cuda.jit(extensions=[cuda_args])(self.function),
-                                       self.function, kernel, "cuda", ndim)
+        self.dispatcher = cache.attach(cuda.jit(extensions=[cuda_args], **debug)(self.function),
+                                       self.function, kernel, "cuda", ndim, mode)
 
     def __call__(self, dims, count, args, stream=None, ordinal=None):
         blocks = (count + CUDA_BLOCK_SIZE - 1) // CUDA_BLOCK_SIZE
@@ -312,12 +315,16 @@ def inspect_kernel(kernel, device, kind, argtypes_or_inputs, cc=None, ndim=1):
     target = arrays.parse_device(device)[0]
     argtypes = _launcher_argtypes(kernel, argtypes_or_inputs, ndim)
     if target == "cpu":
-        dispatcher = compile_kernel(kernel, "cpu", argtypes[1:], ndim=ndim)
+        if kind not in ("llvm", "asm"):
+            raise ValueError(f"kind: expected 'llvm' or 'asm' on the cpu, got {kind!r}")
+        # compiled afresh: a launcher loaded from the disk cache keeps no LLVM IR
+        launcher = kernel.launcher("cpu", ndim)
+        function = _build_launcher(kernel, ndim, False, launcher.body, numba.prange)
+        dispatcher = numba.njit(parallel=launcher.mode != "debug")(function)
+        dispatcher.compile(argtypes)
         if kind == "llvm":
             return dispatcher.inspect_llvm(argtypes)
-        if kind == "asm":
-            return dispatcher.inspect_asm(argtypes)
-        raise ValueError(f"kind: expected 'llvm' or 'asm' on the cpu, got {kind!r}")
+        return dispatcher.inspect_asm(argtypes)
     library, cc = _cuda_library(kernel, argtypes, cc, ndim)
     if kind == "llvm":
         return library.get_llvm_str()

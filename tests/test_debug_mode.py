@@ -1,0 +1,93 @@
+"""Debug mode: bounds-checked array access and NaN checks naming the kernel, the array
+parameter and the index; release mode is untouched."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import numba_sim as sim
+
+
+@sim.kernel
+def shift(x: sim.array(dtype=sim.vec3), out: sim.array(dtype=sim.vec3), offset: int, scale: float):
+    i = sim.tid()
+    out[i] = x[i + offset] * scale
+
+
+@sim.kernel
+def accumulate(totals: sim.array(dtype=float, ndim=2), row: int, value: float):
+    i = sim.tid()
+    totals[row, i] += value
+
+
+@pytest.fixture
+def debug_mode():
+    previous = sim.config.mode
+    sim.config.mode = "debug"
+    yield
+    sim.config.mode = previous
+
+
+def test_out_of_bounds_load_names_kernel_parameter_and_index(debug_mode):
+    x, out = np.ones((10, 3), np.float32), np.zeros((10, 3), np.float32)
+    with pytest.raises(IndexError) as info:
+        sim.launch(shift, dim=10, inputs=[x, out, 1, 2.0])
+    message, index, extent = info.value.args
+    assert "kernel shift" in message and "'x'" in message and (index, extent) == (10, 10)
+
+
+def test_out_of_bounds_store_and_augmented_store(debug_mode):
+    totals = np.zeros((2, 4), np.float32)
+    sim.launch(accumulate, dim=4, inputs=[totals, 1, 2.0])
+    np.testing.assert_array_equal(totals[1], 2.0)
+    with pytest.raises(IndexError) as info:
+        sim.launch(accumulate, dim=4, inputs=[totals, 2, 1.0])
+    assert "'totals'" in info.value.args[0] and info.value.args[1:] == (2, 2)
+    with pytest.raises(IndexError, match="'totals'"):
+        sim.launch(accumulate, dim=5, inputs=[totals, 0, 1.0])
+
+
+def test_nan_store_is_reported(debug_mode):
+    x, out = np.ones((4, 3), np.float32), np.zeros((4, 3), np.float32)
+    with pytest.raises(FloatingPointError) as info:
+        sim.launch(shift, dim=4, inputs=[x, out, 0, float("nan")])
+    assert "kernel shift" in info.value.args[0] and "'out'" in info.value.args[0]
+    assert info.value.args[1] == 0
+
+
+def test_release_mode_has_no_checks():
+    assert sim.config.mode == "release"
+    x, out = np.ones((10, 3), np.float32), np.zeros((10, 3), np.float32)
+    sim.launch(shift, dim=9, inputs=[x, out, 1, 3.0])
+    np.testing.assert_array_equal(out[:9], 3.0)
+    with pytest.raises(ValueError, match="mode"):
+        sim.config.mode = "fast"
+
+
+def test_environment_variable_selects_debug_mode(tmp_path):
+    code = ("import numba_sim as sim, numpy as np\n"
+            "assert sim.config.mode == 'debug'\n"
+            "@sim.kernel\n"
+            "def k(a: sim.array(dtype=float)):\n"
+            "    i = sim.tid()\n"
+            "    a[i + 1] = 1.0\n"
+            "try:\n"
+            "    sim.launch(k, dim=3, inputs=[np.zeros(3, np.float32)])\n"
+            "except IndexError as e:\n"
+            "    print('caught', e.args[1], e.args[2])\n")
+    import os
+
+    script = tmp_path / "debug_script.py"
+    script.write_text(code)
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            env=dict(os.environ, NUMBA_SIM_DEBUG="1"), timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "caught 3 3" in result.stdout
+
+
+def test_debug_kernels_compile_for_cuda_offline(debug_mode):
+    x, out = np.ones((4, 3), np.float32), np.zeros((4, 3), np.float32)
+    library = shift.compile("cuda", [x, out, 0, 1.0], cc=(7, 5))
+    assert bytes(library.get_cubin(cc=(7, 5)).code)[:4] == b"\x7fELF"
