@@ -101,6 +101,8 @@ class _Digest:
     def __init__(self):
         self.hasher = hashlib.sha256()
         self.seen = set()
+        self.raises = False
+        """Whether any reached source may raise (cached code then needs Numba's full context)."""
 
     def update(self, text):
         self.hasher.update(text.encode() if isinstance(text, str) else text)
@@ -112,9 +114,13 @@ class _Digest:
         self.seen.add(id(original))
         self.update(f"function {original.__module__}.{original.__qualname__}\n")
         try:
-            self.update(inspect.getsource(original))
+            source = inspect.getsource(original)
         except (OSError, TypeError):
+            self.raises = True
             self.update(marshal.dumps(original.__code__))
+        else:
+            self.raises = self.raises or "raise" in source
+            self.update(source)
         names = _code_names(original.__code__)
         namespace = _namespace(original)
         for name in sorted(names):
@@ -166,8 +172,7 @@ class _Digest:
             self.update(f"object {type(value).__module__}.{type(value).__qualname__}")
 
 
-def kernel_fingerprint(kernel, *variant):
-    """The fingerprint of one launcher of *kernel* (see the module docstring)."""
+def _kernel_digest(kernel, variant):
     digest = _Digest()
     digest.update(package_fingerprint())
     digest.update(repr(variant))
@@ -175,7 +180,12 @@ def kernel_fingerprint(kernel, *variant):
         digest.value(parameter.name, parameter.annotation, set())
         digest.update(repr(parameter.annotation))
     digest.function(kernel.py_func)
-    return digest.hasher.hexdigest()
+    return digest
+
+
+def kernel_fingerprint(kernel, *variant):
+    """The fingerprint of one launcher of *kernel* (see the module docstring)."""
+    return _kernel_digest(kernel, variant).hasher.hexdigest()
 
 
 # --------------------------------------------------------------------------
@@ -290,10 +300,14 @@ def _cpu_cache_class():
 
         def load_overload(self, sig, target_context):
             """Numba refreshes the whole target context before a cache lookup (imports of
-            every NumPy implementation, ~0.4 s); a cached launcher needs only the runtime."""
-            from numba.core.runtime import rtsys
+            every NumPy implementation, ~0.4 s); a cached launcher needs only the runtime,
+            unless its code raises exceptions (their arguments need the full context)."""
+            if getattr(self._py_func, "__numba_sim_raises__", True):
+                target_context.refresh()
+            else:
+                from numba.core.runtime import rtsys
 
-            rtsys.initialize(target_context)
+                rtsys.initialize(target_context)
             with self._guard_against_spurious_io_errors():
                 return self._load_overload(sig, target_context)
 
@@ -340,7 +354,9 @@ def attach(dispatcher, function, kernel, target, *variant):
     """Give *dispatcher* (compiling generated *function*) the fingerprinted disk cache."""
     if not enabled():
         return dispatcher
-    function.__numba_sim_fingerprint__ = kernel_fingerprint(kernel, target, *variant)
+    digest = _kernel_digest(kernel, (target,) + variant)
+    function.__numba_sim_fingerprint__ = digest.hasher.hexdigest()
+    function.__numba_sim_raises__ = digest.raises or "debug" in variant
     function.__numba_sim_kernel_name__ = "".join(
         c if c.isalnum() or c == "_" else "_" for c in kernel.__qualname__)
     cache_class = _cpu_cache_class() if target == "cpu" else _cuda_cache_class()

@@ -1,0 +1,426 @@
+"""Random numbers: Warp's PCG generator, bit for bit (warp/native/rand.h).
+
+``s = rand_init(seed[, offset])`` makes a state; every draw (``randi``,
+``randu``, ``randf``, ``randn``, ``sample_*``) advances it in place and
+returns the next number of Warp's sequence, also when ``s`` is passed to a
+``@sim.func`` or a plain ``@njit`` function (see
+:mod:`numba_sim.typing.random_state` for how the state is represented).
+
+Each builtin is defined once, by the Python functions of its forms below:
+run as Python on a :class:`~numba_sim.typing.random_state.RandomState` they
+are the Python semantics, and the compiled builtin is the same function
+compiled by Numba for the CPU or CUDA target (``compile_internal``).  The
+uint32 arithmetic of Warp wraps as in C (NumPy uint32 in Python), floating
+point in float32 throughout with the target's math library (libm on the CPU,
+libdevice on CUDA; in Python the C library's float functions through ctypes).
+So ``randi``, ``randu`` and ``randf`` are bit-identical to Warp everywhere, and
+the others are bit-identical to Warp's CPU backend on the CPU and in Python
+(same libm) and agree to an ulp or two on CUDA (libdevice).
+"""
+
+import ctypes
+import ctypes.util
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from numba.core import types
+from numba.core.errors import TypingError
+from numba.core.typing.templates import AbstractTemplate, signature
+
+from numba_sim.lowering import random_state as _random_state_lowering  # noqa: F401 (registers)
+from numba_sim.registry import lowering_registry, typing_registry
+from numba_sim.types import PUBLIC_NAMES
+from numba_sim.typing.random_state import (
+    RandomState, RandomStateType, advance, compiled_helper, new_state, pcg_hash, random_state,
+)
+from numba_sim.typing.value_types import VALUE_TYPES
+
+vec2 = PUBLIC_NAMES["vec2"]
+vec3 = PUBLIC_NAMES["vec3"]
+_VEC2, _VEC3 = (VALUE_TYPES[cls.spec] for cls in (vec2, vec3))
+
+_INV_2_24 = np.float32(1.0 / 16777216.0)
+_RANDN_EPSILON = np.float32(5.96e-8)
+_TWO_PI = np.float32(2.0) * np.float32(math.pi)  # Warp's 2.f * M_PI_F
+_MINUS_TWO = np.float32(-2.0)
+_ZERO = np.float32(0.0)
+_HALF = np.float32(0.5)
+_ONE = np.float32(1.0)
+_TWO = np.float32(2.0)
+_ONE_THIRD = np.float32(1.0) / np.float32(3.0)  # Warp's 1.f / 3.f
+
+
+# --------------------------------------------------------------------------
+# float32 math: the target's in compiled code, the C library's in Python
+
+
+def _c_math_library():
+    name = ctypes.util.find_library("m") or ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(name)
+    except OSError:
+        return None
+
+
+_LIBM = _c_math_library()
+
+
+def _float32_function(math_function, c_name, arity=1):
+    """*math_function* on float32 arguments, returning float32.
+
+    Compiled, it is the target's float32 function (libm's on the CPU,
+    libdevice's on CUDA), as Numba lowers ``math`` on float32.  In Python it
+    calls the same C function the CPU code calls (libm's ``c_name``) when the C
+    library can be loaded, so Python and compiled CPU results agree bit for
+    bit; otherwise it rounds the double-precision result to float32.
+    """
+    c_function = getattr(_LIBM, c_name, None) if _LIBM is not None else None
+    if c_function is not None:
+        c_function.restype = ctypes.c_float
+        c_function.argtypes = [ctypes.c_float] * arity
+
+    def function(*args):
+        values = [float(a) for a in args]
+        if c_function is not None:
+            return np.float32(c_function(*values))
+        return np.float32(math_function(*values))
+
+    function.__name__ = function.__qualname__ = f"float32_{math_function.__name__}"
+    params = (types.float32,) * arity
+    sig = signature(types.float32, *params)
+
+    class Template(AbstractTemplate):
+        key = function
+
+        def generic(self, args, kws):
+            return sig if not kws and len(args) == arity else None
+
+    typing_registry.register_global(function, types.Function(Template))
+
+    @lowering_registry.lower(function, *params)
+    def lower(context, builder, sig, args):
+        return context.get_function(math_function, sig)(builder, args)
+
+    return function
+
+
+_sqrt = _float32_function(math.sqrt, "sqrtf")
+_log = _float32_function(math.log, "logf")
+_cos = _float32_function(math.cos, "cosf")
+_sin = _float32_function(math.sin, "sinf")
+_acos = _float32_function(math.acos, "acosf")
+_pow = _float32_function(math.pow, "powf", arity=2)
+
+
+# --------------------------------------------------------------------------
+# Warp's integer arithmetic: uint32, wrapping (see pcg_hash)
+
+
+@compiled_helper(types.uint32, types.int64)
+def _as_uint32(x):
+    """C's ``uint32(x)``: the low 32 bits of an integer."""
+    return np.uint32(np.int64(x))
+
+
+@compiled_helper(types.uint32, types.uint32, types.int64, types.int64)
+def _modulo_in_range(u, low, high):
+    """Warp's ``state % (max - min) + min`` in uint32 arithmetic (an empty range gives *low*)."""
+    span = _as_uint32(np.int64(high) - np.int64(low))
+    return np.uint32(u % max(span, np.uint32(1)) + _as_uint32(low))
+
+
+# --------------------------------------------------------------------------
+# The forms of each builtin (Python semantics and compiled code alike)
+
+
+def _init(seed):
+    return new_state(pcg_hash(_as_uint32(seed)))
+
+
+def _init_with_offset(seed, offset):
+    return new_state(pcg_hash(np.uint32(_as_uint32(seed) + pcg_hash(_as_uint32(offset)))))
+
+
+def _randi(state):
+    return np.int32(advance(state))
+
+
+def _randi_in_range(state, low, high):
+    return np.int32(_modulo_in_range(advance(state), low, high))
+
+
+def _randu(state):
+    return advance(state)
+
+
+def _randu_in_range(state, low, high):
+    return _modulo_in_range(advance(state), low, high)
+
+
+@compiled_helper(types.float32, random_state)
+def _randf(state):
+    return np.float32(advance(state) >> np.uint32(8)) * _INV_2_24
+
+
+def _randf_in_range(state, low, high):
+    return (np.float32(high) - np.float32(low)) * _randf(state) + np.float32(low)
+
+
+@compiled_helper(types.float32, random_state)
+def _angle(state):
+    """``randf(state, 0.f, 2.f * M_PI_F)``."""
+    return (_TWO_PI - _ZERO) * _randf(state) + _ZERO
+
+
+def _randn(state):
+    radius = _sqrt(_MINUS_TWO * _log(_randf(state) + _RANDN_EPSILON))
+    return radius * _cos(_TWO_PI * _randf(state))
+
+
+def _sample_triangle(state):
+    r = _sqrt(_randf(state))
+    return vec2(_ONE - r, _randf(state) * r)
+
+
+def _sample_unit_ring(state):
+    theta = _angle(state)
+    return vec2(_cos(theta), _sin(theta))
+
+
+def _sample_unit_disk(state):
+    r = _sqrt(_randf(state))
+    theta = _angle(state)
+    return vec2(r * _cos(theta), r * _sin(theta))
+
+
+@compiled_helper(_VEC3, types.float32, types.float32, types.float32)
+def _point_on_sphere(phi, theta, r):
+    """Warp's ``(r *) cos(theta) * sin(phi), (r *) sin(theta) * sin(phi), (r *) cos(phi)``."""
+    sin_phi = _sin(phi)
+    return vec3(r * _cos(theta) * sin_phi, r * _sin(theta) * sin_phi, r * _cos(phi))
+
+
+@compiled_helper(_VEC3, types.float32, types.float32)
+def _point_on_unit_sphere(phi, theta):
+    sin_phi = _sin(phi)
+    return vec3(_cos(theta) * sin_phi, _sin(theta) * sin_phi, _cos(phi))
+
+
+@compiled_helper(types.float32, random_state)
+def _cube_root_of_uniform(state):
+    return _pow(_randf(state), _ONE_THIRD)
+
+
+def _sample_unit_sphere_surface(state):
+    phi = _acos(_ONE - _TWO * _randf(state))
+    return _point_on_unit_sphere(phi, _angle(state))
+
+
+def _sample_unit_sphere(state):
+    phi = _acos(_ONE - _TWO * _randf(state))
+    theta = _angle(state)
+    return _point_on_sphere(phi, theta, _cube_root_of_uniform(state))
+
+
+def _sample_unit_hemisphere_surface(state):
+    phi = _acos(_ONE - _randf(state))
+    return _point_on_unit_sphere(phi, _angle(state))
+
+
+def _sample_unit_hemisphere(state):
+    phi = _acos(_ONE - _randf(state))
+    theta = _angle(state)
+    return _point_on_sphere(phi, theta, _cube_root_of_uniform(state))
+
+
+def _sample_unit_square(state):
+    x = _randf(state) - _HALF
+    return vec2(x, _randf(state) - _HALF)
+
+
+def _sample_unit_cube(state):
+    x = _randf(state) - _HALF
+    y = _randf(state) - _HALF
+    return vec3(x, y, _randf(state) - _HALF)
+
+
+# --------------------------------------------------------------------------
+# Builtins from forms
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter kind: which Numba types it accepts and the type they are converted to."""
+
+    name: str
+    accepts: tuple
+    converted: types.Type
+
+
+STATE = Param("a random state", (RandomStateType,), random_state)
+SEED = Param("an int", (types.Integer,), types.int64)  # any integer: Warp uses its low 32 bits
+INT = Param("an int", (types.Integer,), types.int32)
+UINT = Param("a uint32", (types.Integer,), types.uint32)
+FLOAT = Param("a float", (types.Integer, types.Float), types.float32)
+
+
+@dataclass(frozen=True)
+class Form:
+    """One overload of a builtin: its parameters, result type and implementation."""
+
+    params: tuple
+    result: types.Type
+    impl: Callable
+
+
+_STATE_HINT = ("the state is made by rand_init(seed[, offset]) and advanced in place by each "
+               "draw; a plain uint32 (a value loaded from an array, say) cannot be advanced in "
+               "place")
+
+
+def _usage(name, forms):
+    return " or ".join(f"{name}({', '.join(p.name for p in f.params)})" for f in forms)
+
+
+def _typer(name, forms):
+    by_arity = {len(f.params): f for f in forms}
+    usage = _usage(name, forms)
+
+    def resolve(args):
+        form = by_arity.get(len(args))
+        if form is None:
+            raise TypingError(f"{name}({', '.join(map(str, args))}): expected {usage}")
+        for param, arg in zip(form.params, args):
+            if not isinstance(arg, param.accepts) or isinstance(arg, types.Boolean):
+                hint = f"; {_STATE_HINT}" if param is STATE else ""
+                raise TypingError(f"{name}({', '.join(map(str, args))}): expected {usage}, "
+                                  f"got {arg} for {param.name}{hint}")
+        return signature(form.result, *[p.converted for p in form.params])
+
+    return resolve
+
+
+def _register(builtin, resolve, forms):
+    class Template(AbstractTemplate):
+        key = builtin
+
+        def generic(self, args, kws):
+            if kws:
+                raise TypingError(f"{builtin.__name__}() takes no keyword arguments")
+            return resolve(tuple(types.unliteral(a) for a in args))
+
+    Template.__name__ = f"Typing_{builtin.__name__}"
+    typing_registry.register_global(builtin, types.Function(Template))
+
+    for form in forms:
+        def lower(context, builder, sig, args, impl=form.impl):
+            return context.compile_internal(builder, impl, sig, args)
+
+        lower.__name__ = f"lower_{builtin.__name__}_{len(form.params)}"
+        lowering_registry.lower(builtin, *[p.converted for p in form.params])(lower)
+
+
+def random_builtin(name, doc, *forms):
+    """A public random builtin made of *forms*: runs as Python, typed and lowered from them."""
+    resolve = _typer(name, forms)
+    by_arity = {len(f.params): f for f in forms}
+
+    usage = _usage(name, forms)
+
+    def builtin(*args):
+        form = by_arity.get(len(args))
+        if form is None or (form.params[0] is STATE and not isinstance(args[0], RandomState)):
+            names = ", ".join(type(a).__name__ for a in args)
+            hint = f"; {_STATE_HINT}" if form is not None else ""
+            raise TypeError(f"{name}({names}): expected {usage}{hint}")
+        with np.errstate(over="ignore"):  # uint32 arithmetic wraps, as in C
+            return form.impl(*args)
+
+    builtin.__name__ = builtin.__qualname__ = name
+    builtin.__module__ = "numba_sim"
+    builtin.__doc__ = doc
+    _register(builtin, resolve, forms)
+    return builtin
+
+
+rand_init = random_builtin(
+    "rand_init",
+    "rand_init(seed[, offset]): a new random state, Warp's ``rand_pcg(uint32(seed))`` or\n"
+    "``rand_pcg(uint32(seed) + rand_pcg(uint32(offset)))``.\n\n"
+    "Give each thread its own *offset* (``sim.tid()``) for independent sequences.",
+    Form((SEED,), random_state, _init),
+    Form((SEED, SEED), random_state, _init_with_offset),
+)
+
+randi = random_builtin(
+    "randi",
+    "randi(state[, low, high]): a random int32 in [-2^31, 2^31), or in [low, high)\n"
+    "(Warp's ``state % (high - low) + low`` in uint32 arithmetic; needs high > low).",
+    Form((STATE,), types.int32, _randi),
+    Form((STATE, INT, INT), types.int32, _randi_in_range),
+)
+
+randu = random_builtin(
+    "randu",
+    "randu(state[, low, high]): a random uint32 in [0, 2^32), or in [low, high).",
+    Form((STATE,), types.uint32, _randu),
+    Form((STATE, UINT, UINT), types.uint32, _randu_in_range),
+)
+
+randf = random_builtin(
+    "randf",
+    "randf(state[, low, high]): a random float32 in [0, 1) in steps of 2^-24, or\n"
+    "``(high - low) * randf(state) + low``.",
+    Form((STATE,), types.float32, _randf),
+    Form((STATE, FLOAT, FLOAT), types.float32, _randf_in_range),
+)
+
+randn = random_builtin(
+    "randn",
+    "randn(state): a standard normal float32 (Box-Muller, two uniform draws).",
+    Form((STATE,), types.float32, _randn),
+)
+
+def _sampler(name, doc, result, impl):
+    return random_builtin(name, doc, Form((STATE,), result, impl))
+
+
+sample_triangle = _sampler(
+    "sample_triangle", "sample_triangle(state): uniform barycentric coordinates (u, v) in a "
+    "triangle (w = 1 - u - v).", _VEC2, _sample_triangle)
+sample_unit_ring = _sampler(
+    "sample_unit_ring", "sample_unit_ring(state): a uniform point on the unit circle.",
+    _VEC2, _sample_unit_ring)
+sample_unit_disk = _sampler(
+    "sample_unit_disk", "sample_unit_disk(state): a uniform point in the unit disk.",
+    _VEC2, _sample_unit_disk)
+sample_unit_sphere_surface = _sampler(
+    "sample_unit_sphere_surface",
+    "sample_unit_sphere_surface(state): a uniform point on the unit sphere.",
+    _VEC3, _sample_unit_sphere_surface)
+sample_unit_sphere = _sampler(
+    "sample_unit_sphere", "sample_unit_sphere(state): a uniform point in the unit ball.",
+    _VEC3, _sample_unit_sphere)
+sample_unit_hemisphere_surface = _sampler(
+    "sample_unit_hemisphere_surface",
+    "sample_unit_hemisphere_surface(state): a uniform point on the unit hemisphere (z >= 0).",
+    _VEC3, _sample_unit_hemisphere_surface)
+sample_unit_hemisphere = _sampler(
+    "sample_unit_hemisphere",
+    "sample_unit_hemisphere(state): a uniform point in the unit half-ball (z >= 0).",
+    _VEC3, _sample_unit_hemisphere)
+sample_unit_square = _sampler(
+    "sample_unit_square", "sample_unit_square(state): a uniform point in [-0.5, 0.5)^2.",
+    _VEC2, _sample_unit_square)
+sample_unit_cube = _sampler(
+    "sample_unit_cube", "sample_unit_cube(state): a uniform point in [-0.5, 0.5)^3.",
+    _VEC3, _sample_unit_cube)
+
+__all__ = [
+    "rand_init", "randi", "randu", "randf", "randn", "sample_triangle", "sample_unit_ring",
+    "sample_unit_disk", "sample_unit_sphere_surface", "sample_unit_sphere",
+    "sample_unit_hemisphere_surface", "sample_unit_hemisphere", "sample_unit_square",
+    "sample_unit_cube",
+]

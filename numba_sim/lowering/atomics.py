@@ -1,0 +1,69 @@
+"""Atomic read-modify-write of one scalar in memory, on the CPU and CUDA targets.
+
+:func:`emit_atomic` is the one place that emits atomics; the ``atomic_*``
+builtins (:mod:`numba_sim.builtins.atomics`) and the kernel language's atomic
+``arr[i] += x`` / ``arr[i][k] += x`` use it.
+
+CPU: LLVM ``atomicrmw`` (``add sub min max umin umax`` on integers, ``fadd``
+``fmin fmax`` on floats; the x86 backend turns the float forms into
+compare-and-swap loops).  ``fmin``/``fmax`` follow ``minnum``/``maxnum``: a
+NaN operand is ignored.
+
+CUDA: what numba-cuda emits for ``cuda.atomic.*``: ``atomicrmw`` on
+integers, ``llvm.nvvm.atomic.load.add.f32/f64`` for float addition and
+numba-cuda's compare-and-swap helpers for float min/max (a NaN on either side
+leaves memory unchanged).  NVVM accepts only a subset of LLVM IR (no
+``fneg``, no float ``atomicrmw`` here), so float subtraction is the addition of
+``-0.0 - value`` on both targets (``a - b == a + (-b)`` exactly in IEEE).
+
+All atomics are relaxed (``monotonic``), like CUDA's ``atomicAdd`` and Warp's.
+"""
+
+from numba.core import types
+
+from numba_sim.native import is_cuda_context
+
+ATOMIC_OPS = ("add", "sub", "min", "max")
+
+SUPPORTED_TYPES = (types.int32, types.uint32, types.int64, types.uint64, types.float32,
+                   types.float64)
+"""Scalar types with atomics on both targets."""
+
+_INTEGER_RMW = {"add": ("add", "add"), "sub": ("sub", "sub"), "min": ("min", "umin"),
+                "max": ("max", "umax")}
+_CPU_FLOAT_RMW = {"add": "fadd", "min": "fmin", "max": "fmax"}
+_ORDERING = "monotonic"
+
+
+def emit_atomic(context, builder, op, pointer, scalar_type, value):
+    """Atomically update ``*pointer`` with *value* and return the old value.
+
+    *op* is ``"add"``, ``"sub"``, ``"min"`` or ``"max"``; *pointer* an LLVM
+    pointer to the scalar's data type (generic address space on CUDA);
+    *scalar_type* the Numba scalar type, one of :data:`SUPPORTED_TYPES`;
+    *value* an LLVM value of that type.  Returns the LLVM value that
+    ``*pointer`` held before the update.  Works in any lowering function,
+    on the CPU and the CUDA target.
+    """
+    if op not in ATOMIC_OPS:
+        raise ValueError(f"atomic op must be one of {ATOMIC_OPS}, not {op!r}")
+    if scalar_type not in SUPPORTED_TYPES:
+        raise TypeError(f"no atomic {op} on {scalar_type}: supported are "
+                        f"{', '.join(map(str, SUPPORTED_TYPES))}")
+    if isinstance(scalar_type, types.Integer):
+        signed, unsigned = _INTEGER_RMW[op]
+        return builder.atomic_rmw(signed if scalar_type.signed else unsigned, pointer, value,
+                                  _ORDERING)
+    if op == "sub":
+        op, value = "add", builder.fsub(context.get_constant(scalar_type, -0.0), value)
+    if is_cuda_context(context):
+        return _cuda_float_atomic(builder, op, pointer, scalar_type, value)
+    return builder.atomic_rmw(_CPU_FLOAT_RMW[op], pointer, value, _ORDERING)
+
+
+def _cuda_float_atomic(builder, op, pointer, scalar_type, value):
+    from numba.cuda import nvvmutils
+
+    bits = 32 if scalar_type == types.float32 else 64
+    declare = getattr(nvvmutils, f"declare_atomic_{op}_float{bits}")
+    return builder.call(declare(builder.module), (pointer, value))
