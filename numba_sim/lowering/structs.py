@@ -7,6 +7,7 @@ from numba.core.extending import NativeValue, box, unbox
 from numba.core.imputils import impl_ret_borrowed
 
 from numba_sim.lowering.arrays import reinterpret
+from numba_sim.lowering.value_boxing import call_class_factory
 from numba_sim.registry import lowering_registry
 from numba_sim.typing.structs import StructType
 from numba_sim.typing.value_types import ValueType
@@ -81,16 +82,7 @@ def box_struct(struct_type, value, c):
             field_type = storage_type
         c.context.nrt.incref(c.builder, field_type, field_value)
         items.append(c.box(field_type, field_value))
-    fields = c.pyapi.tuple_pack(items)
-    for item in items:
-        c.pyapi.decref(item)
-    cls = c.pyapi.unserialize(c.pyapi.serialize_object(struct_type.python_class))
-    factory = c.pyapi.object_getattr_string(cls, "_from_fields")
-    result = c.pyapi.call_function_objargs(factory, (fields,))
-    c.pyapi.decref(factory)
-    c.pyapi.decref(fields)
-    c.pyapi.decref(cls)
-    return result
+    return call_class_factory(c, struct_type.python_class, "_from_fields", items)
 
 
 # --------------------------------------------------------------------------

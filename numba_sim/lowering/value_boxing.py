@@ -31,19 +31,21 @@ def unbox_value(value_type, obj, c):
     return NativeValue(c.builder.load(result), is_error=c.builder.load(failed))
 
 
-@box(ValueType)
-def box_value(value_type, value, c):
-    items = []
-    for i in range(value_type.size):
-        component = c.builder.extract_value(value, i)
-        items.append(c.box(value_type.dtype, component))
-    components = c.pyapi.tuple_pack(items)
+def call_class_factory(c, cls, factory_name, items):
+    """``cls.factory_name(tuple(items))`` from compiled code; steals the *items* references."""
+    packed = c.pyapi.tuple_pack(items)
     for item in items:
         c.pyapi.decref(item)
-    cls = c.pyapi.unserialize(c.pyapi.serialize_object(value_type.python_class))
-    factory = c.pyapi.object_getattr_string(cls, "_from_components")
-    result = c.pyapi.call_function_objargs(factory, (components,))
-    c.pyapi.decref(factory)
-    c.pyapi.decref(components)
-    c.pyapi.decref(cls)
+    class_object = c.pyapi.unserialize(c.pyapi.serialize_object(cls))
+    factory = c.pyapi.object_getattr_string(class_object, factory_name)
+    result = c.pyapi.call_function_objargs(factory, (packed,))
+    for obj in (factory, packed, class_object):
+        c.pyapi.decref(obj)
     return result
+
+
+@box(ValueType)
+def box_value(value_type, value, c):
+    items = [c.box(value_type.dtype, c.builder.extract_value(value, i))
+             for i in range(value_type.size)]
+    return call_class_factory(c, value_type.python_class, "_from_components", items)
