@@ -12,7 +12,8 @@ components* (row-major storage order).  The same formula runs
 So a `@sim.func` run as Python and the compiled kernel compute the same
 numbers, and each formula has exactly one definition.  Formulas may only use
 ``+ - * /``, unary ``-``, comparisons and the polymorphic helpers below
-(:func:`sqrt`, :func:`select`, :func:`zero_like`, :func:`cast`, ...).
+(:func:`sqrt`, :func:`select`, :func:`branch`, :func:`call` for the math
+library, :func:`zero_like`, :func:`cast`, ...).
 Operation order follows Warp's C++ (left-to-right sums).
 """
 
@@ -38,6 +39,17 @@ def select(cond, a, b):
     if _is_symbolic(cond):
         return cond.select(a, b)
     return a if cond else b
+
+
+def branch(cond, then, otherwise):
+    """``then() if cond else otherwise()`` for functions returning component lists.
+
+    Unlike :func:`select`, only the taken side is computed (a real branch when
+    lowering): for results that are costly and rarely discarded.
+    """
+    if _is_symbolic(cond):
+        return cond.branch(then, otherwise)
+    return then() if cond else otherwise()
 
 
 def zero_like(x):
@@ -191,12 +203,24 @@ def quat_mul(a, b):
 
 def quat_rotate(q, v):
     """Rotate v by unit quaternion q (Warp's formula)."""
+    return _rotate(q, v, inverse=False)
+
+
+def quat_rotate_inv(q, v):
+    """Rotate v by the inverse of unit quaternion q (Warp's formula)."""
+    return _rotate(q, v, inverse=True)
+
+
+def _rotate(q, v, inverse):
+    """Warp's v*(2w^2 - 1) + q.xyz*2(q.xyz . v) +- cross(q.xyz, v)*2w."""
     qx, qy, qz, qw = q
     two = one_like(qw) + one_like(qw)
     c = two * qw * qw - one_like(qw)
     d = two * (qx * v[0] + qy * v[1] + qz * v[2])
     qv = [qx, qy, qz]
     cr = cross(qv, v)
+    if inverse:
+        return [v[i] * c + qv[i] * d - cr[i] * qw * two for i in range(3)]
     return [v[i] * c + qv[i] * d + cr[i] * qw * two for i in range(3)]
 
 
@@ -204,3 +228,408 @@ def transform_mul(a, b):
     """Warp's transform_multiply: (p_a + q_a * p_b, q_a * q_b)."""
     p = add(quat_rotate(a[3:], b[:3]), a[:3])
     return p + quat_mul(a[3:], b[3:])
+
+
+# --------------------------------------------------------------------------
+# Math functions: the target's libm / libdevice when lowering, NumPy in Python
+
+MATH_FUNCTIONS = {  # the functions of :mod:`math` that :func:`call` takes, with NumPy's versions
+    math.sqrt: np.sqrt, math.exp: np.exp, math.log: np.log, math.pow: np.power,
+    math.sin: np.sin, math.cos: np.cos, math.tan: np.tan,
+    math.asin: np.arcsin, math.acos: np.arccos, math.atan: np.arctan, math.atan2: np.arctan2,
+    math.sinh: np.sinh, math.cosh: np.cosh, math.tanh: np.tanh,
+    math.floor: np.floor, math.ceil: np.ceil, math.trunc: np.trunc,
+    math.fabs: np.fabs, math.copysign: np.copysign,
+}
+
+
+def call(pyfunc, x, *others):
+    """``pyfunc(x, *others)`` for a function of :mod:`math`, in the floating type of *x*.
+
+    Lowered through the target's own implementation (libm on the CPU, libdevice
+    on CUDA).  In Python through NumPy's function in double precision, rounded
+    to the type of *x*: NumPy's own float32 kernels can be 1 ulp further from
+    the exact result than libm's float functions, which are correctly rounded
+    or nearly so.
+    """
+    if _is_symbolic(x):
+        return x.emit_call(pyfunc, *others)
+    return _in_double(MATH_FUNCTIONS[pyfunc], x, *others)
+
+
+def _in_double(numpy_function, x, *others):
+    with np.errstate(all="ignore"):
+        return type(x)(numpy_function(np.float64(x), *[np.float64(o) for o in others]))
+
+
+def cbrt(x):
+    """The cube root (C's ``cbrtf`` / ``cbrt``; Numba has no lowering of ``math.cbrt``)."""
+    if _is_symbolic(x):
+        return x.emit_libm("cbrt")
+    return _in_double(np.cbrt, x)
+
+
+def scalar_type_of(x):
+    """The NumPy scalar type of a formula scalar (np.float32, np.int32, ...)."""
+    return x.np_dtype.type if _is_symbolic(x) else type(x)
+
+
+def widen(x):
+    """*x* as float64 (Warp's C++ mixes double intermediates into some float formulas)."""
+    return cast(x, np.float64)
+
+
+def absolute(x):
+    """Warp's ``abs``: ``fabs`` for floats, ``x < 0 ? -x : x`` for integers."""
+    if is_integer(x):
+        return select(x < zero_like(x), -x, x)
+    return call(math.fabs, x)
+
+
+def minimum(a, b):
+    """Warp's scalar ``min``: C ``fmin`` semantics (a NaN operand counts as missing).
+
+    Warp's own host form ``a <= b ? a : (b == b ? b : a)``; for integers it is
+    ``a < b ? a : b``.
+    """
+    return select(a <= b, a, select(b == b, b, a))
+
+
+def maximum(a, b):
+    """Warp's scalar ``max``: C ``fmax`` semantics, ``a >= b ? a : (b == b ? b : a)``."""
+    return select(a >= b, a, select(b == b, b, a))
+
+
+def clamp(x, low, high):
+    """Warp's ``clamp``: ``min(max(low, x), high)``."""
+    return minimum(maximum(low, x), high)
+
+
+def sign(x):
+    """Warp's ``sign``: -1 if x < 0 else 1 (so +1 for -0.0 and NaN)."""
+    return select(x < zero_like(x), -one_like(x), one_like(x))
+
+
+def step(x):
+    """Warp's ``step``: 1 if x < 0 else 0."""
+    return select(x < zero_like(x), one_like(x), zero_like(x))
+
+
+def round_half_away(x):
+    """C's ``round``: the nearest integer, halfway cases away from zero.
+
+    ``x - trunc(x)`` is exact, so the comparison with 0.5 decides exactly; NaN
+    and infinities come back unchanged.
+    """
+    whole = call(math.trunc, x)
+    away = whole + call(math.copysign, one_like(x), x)
+    return select(absolute(x - whole) >= 0.5, away, whole)
+
+
+def is_nan(x):
+    return x != x
+
+
+def is_inf(x):
+    return absolute(x) == math.inf
+
+
+def is_finite(x):
+    return absolute(x) < math.inf
+
+
+def any_of(conditions):
+    result = conditions[0]
+    for c in conditions[1:]:
+        result = result | c
+    return result
+
+
+def all_of(conditions):
+    result = conditions[0]
+    for c in conditions[1:]:
+        result = result & c
+    return result
+
+
+RAD_TO_DEG = 57.29577951308232087679
+DEG_TO_RAD = 0.01745329251994329577
+
+
+def scale_in_double(x, factor):
+    """``x * factor`` with *factor* a C double literal, as Warp's ``degrees``/``radians``:
+    the product is computed in double and rounded back to x's type."""
+    return cast(widen(x) * factor, scalar_type_of(x))
+
+
+def lerp(a, b, t):
+    """Warp's ``lerp``: ``a*(1-t) + b*t`` componentwise (a, b: component lists)."""
+    s = one_like(t) - t
+    return [x * s + y * t for x, y in zip(a, b)]
+
+
+def smoothstep(edge0, edge1, x):
+    """Warp's ``smoothstep``: clamp((x - e0) / (e1 - e0), 0, 1), then x*x*(3 - 2x)."""
+    x = clamp((x - edge0) / (edge1 - edge0), zero_like(x), one_like(x))
+    return x * x * (3 - 2 * x)
+
+
+# --------------------------------------------------------------------------
+# Matrices (row-major component lists of square n x n matrices)
+
+
+def transpose(a, n, m):
+    """(n x m) -> (m x n)."""
+    return [a[j * m + i] for i in range(m) for j in range(n)]
+
+
+def outer(a, b):
+    return [x * y for x in a for y in b]
+
+
+def diagonal_matrix(d):
+    n = len(d)
+    return [d[i] if i == j else zero_like(d[i]) for i in range(n) for j in range(n)]
+
+
+def identity_matrix(n, scalar_type):
+    return [scalar_type(1 if i == j else 0) for i in range(n) for j in range(n)]
+
+
+def trace(a, n):
+    return total([a[i * n + i] for i in range(n)])
+
+
+def skew(v):
+    zero = zero_like(v[0])
+    return [zero, -v[2], v[1],
+            v[2], zero, -v[0],
+            -v[1], v[0], zero]
+
+
+def matrix_from_rows(vectors):
+    return [x for v in vectors for x in v]
+
+
+def matrix_from_cols(vectors):
+    return [vectors[j][i] for i in range(len(vectors[0])) for j in range(len(vectors))]
+
+
+def determinant(a, n):
+    """Warp's determinant formulas for 2x2, 3x3 and 4x4 matrices."""
+    if n == 2:
+        return a[0] * a[3] - a[2] * a[1]
+    if n == 3:
+        return dot(a[0:3], cross(a[3:6], a[6:9]))
+    return _mat44_cofactors(a)[1]
+
+
+def inverse(a, n):
+    """Warp's ``inverse`` (the zero matrix where Warp's determinant test fails)."""
+    return {2: _inverse22, 3: _inverse33, 4: _inverse44}[n](a)
+
+
+def _unless_singular(invertible, inverse, m):
+    """Warp: the inverse, or the zero matrix where its determinant test fails."""
+    return branch(invertible, inverse, lambda: [zero_like(x) for x in m])
+
+
+def _inverse22(a):
+    det = determinant(a, 2)
+    invertible = (det > zero_like(det)) | (det < -zero_like(det))
+    return _unless_singular(
+        invertible, lambda: scale([a[3], -a[1], -a[2], a[0]], one_like(det) / det), a)
+
+
+def _inverse33(m):
+    det = determinant(m, 3)
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = m[0:3], m[3:6], m[6:9]
+
+    def inverse():
+        b = [
+            m11 * m22 - m12 * m21, m02 * m21 - m01 * m22, m01 * m12 - m02 * m11,
+            m12 * m20 - m10 * m22, m00 * m22 - m02 * m20, m02 * m10 - m00 * m12,
+            m10 * m21 - m11 * m20, m01 * m20 - m00 * m21, m00 * m11 - m01 * m10,
+        ]
+        return scale(b, one_like(det) / det)
+
+    return _unless_singular(det != zero_like(det), inverse, m)
+
+
+def _two_by_two_minors(c0, c1):
+    """Warp's six 2x2 determinants of two columns, computed in the matrix type and held
+    in double (its ``y01 .. y23``)."""
+    pairs = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
+    return {f"{i}{j}": widen(c0[i] * c1[j] - c0[j] * c1[i]) for i, j in pairs}
+
+
+def _mat44_cofactors(m):
+    """Warp's (USD's) 4x4 cofactors and determinant, with its mix of precisions.
+
+    Returns (cofactors, det): ``cofactors[r][c]`` is Warp's ``z{r}{c}``; those of
+    the first two columns are rounded to the matrix type, those of the last two
+    stay double; ``det`` is in the matrix type.
+    """
+    narrow = scalar_type_of(m[0])
+    x = [[m[4 * i + j] for j in range(4)] for i in range(4)]
+    col = [[x[i][j] for i in range(4)] for j in range(4)]
+    xd = [[widen(v) for v in row] for row in x]
+
+    y = _two_by_two_minors(col[0], col[1])
+    z = {}
+    z["33"] = xd[0][2] * y["12"] - xd[1][2] * y["02"] + xd[2][2] * y["01"]
+    z["23"] = xd[1][2] * y["03"] - xd[3][2] * y["01"] - xd[0][2] * y["13"]
+    z["13"] = xd[0][2] * y["23"] - xd[2][2] * y["03"] + xd[3][2] * y["02"]
+    z["03"] = xd[2][2] * y["13"] - xd[3][2] * y["12"] - xd[1][2] * y["23"]
+    z["32"] = xd[1][3] * y["02"] - xd[2][3] * y["01"] - xd[0][3] * y["12"]
+    z["22"] = xd[0][3] * y["13"] - xd[1][3] * y["03"] + xd[3][3] * y["01"]
+    z["12"] = xd[2][3] * y["03"] - xd[3][3] * y["02"] - xd[0][3] * y["23"]
+    z["02"] = xd[1][3] * y["23"] - xd[2][3] * y["13"] + xd[3][3] * y["12"]
+
+    y = _two_by_two_minors(col[2], col[3])
+    first_columns = {
+        "30": xd[1][1] * y["02"] - xd[2][1] * y["01"] - xd[0][1] * y["12"],
+        "20": xd[0][1] * y["13"] - xd[1][1] * y["03"] + xd[3][1] * y["01"],
+        "10": xd[2][1] * y["03"] - xd[3][1] * y["02"] - xd[0][1] * y["23"],
+        "00": xd[1][1] * y["23"] - xd[2][1] * y["13"] + xd[3][1] * y["12"],
+        "31": xd[0][0] * y["12"] - xd[1][0] * y["02"] + xd[2][0] * y["01"],
+        "21": xd[1][0] * y["03"] - xd[3][0] * y["01"] - xd[0][0] * y["13"],
+        "11": xd[0][0] * y["23"] - xd[2][0] * y["03"] + xd[3][0] * y["02"],
+        "01": xd[2][0] * y["13"] - xd[3][0] * y["12"] - xd[1][0] * y["23"],
+    }
+    z.update({key: cast(value, narrow) for key, value in first_columns.items()})
+    det = x[3][0] * z["30"] + x[2][0] * z["20"] + x[1][0] * z["10"] + x[0][0] * z["00"]
+    cofactors = [[z[f"{r}{c}"] for c in range(4)] for r in range(4)]
+    return cofactors, det
+
+
+def _inverse44(m):
+    cofactors, det = _mat44_cofactors(m)
+    narrow = scalar_type_of(m[0])
+
+    def inverse():
+        det_d = widen(det)
+        rcp = one_like(det_d) / det_d
+        return [cast(widen(cofactors[j][i]) * rcp, narrow) for i in range(4) for j in range(4)]
+
+    return _unless_singular(absolute(det) > zero_like(det), inverse, m)
+
+
+# --------------------------------------------------------------------------
+# Quaternions (x, y, z, w) and transforms (p, q), following Warp's quat.h and spatial.h
+
+
+def quat_identity(scalar_type):
+    return [scalar_type(0), scalar_type(0), scalar_type(0), scalar_type(1)]
+
+
+def quat_normalize(q):
+    """Warp: q * (1 / length(q)), or the identity quaternion when the length is 0."""
+    l = length(q)
+    inv = one_like(l) / l
+    positive = l > zero_like(l)
+    identity = [zero_like(l), zero_like(l), zero_like(l), one_like(l)]
+    return [select(positive, x * inv, i) for x, i in zip(q, identity)]
+
+
+def quat_inverse(q):
+    return [-q[0], -q[1], -q[2], q[3]]
+
+
+def quat_from_axis_angle(axis, angle):
+    half = angle * 0.5
+    w = call(math.cos, half)
+    s = call(math.sin, half)
+    return scale(axis, s) + [w]
+
+
+def quat_to_axis_angle(q):
+    """(axis, angle) of unit quaternion q; the angle is in [0, pi] (Warp's formula)."""
+    v = q[0:3]
+    n = normalize(v)
+    negative = q[3] < zero_like(q[3])
+    axis = [select(negative, -x, x) for x in n]
+    angle = 2 * call(math.atan2, length(v), absolute(q[3]))
+    return axis, angle
+
+
+def quat_slerp(q0, q1, t):
+    axis, angle = quat_to_axis_angle(quat_mul(quat_inverse(q0), q1))
+    return quat_mul(q0, quat_from_axis_angle(axis, t * angle))
+
+
+def quat_to_matrix(q):
+    """The rotation matrix of q: the rotated unit axes as columns (Warp's formula)."""
+    axes = ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0])
+    return matrix_from_cols([quat_rotate(q, e) for e in axes])
+
+
+def quat_from_matrix(m, n):
+    """Warp's quat_from_matrix on the upper-left 3x3 block of an n x n matrix: from the
+    trace when it is >= 0, else from the largest diagonal element (Warp's branches)."""
+    def at(i, j):
+        return m[i * n + j]
+
+    def from_pivot(pivot_index, pivot_term, others):
+        """Warp's h = sqrt(pivot_term + 1); pivot = h / 2; the others scaled by 0.5 / h."""
+        h = sqrt(pivot_term + 1)
+        pivot, h = 0.5 * h, 0.5 / h
+        q = [o * h for o in others]
+        return q[:pivot_index] + [pivot] + q[pivot_index:]
+
+    def by_trace():
+        return from_pivot(3, tr, [at(2, 1) - at(1, 2), at(0, 2) - at(2, 0), at(1, 0) - at(0, 1)])
+
+    def by_x():
+        return from_pivot(0, at(0, 0) - (at(1, 1) + at(2, 2)),
+                          [at(0, 1) + at(1, 0), at(2, 0) + at(0, 2), at(2, 1) - at(1, 2)])
+
+    def by_y():
+        return from_pivot(1, at(1, 1) - (at(2, 2) + at(0, 0)),
+                          [at(0, 1) + at(1, 0), at(1, 2) + at(2, 1), at(0, 2) - at(2, 0)])
+
+    def by_z():
+        return from_pivot(2, at(2, 2) - (at(0, 0) + at(1, 1)),
+                          [at(2, 0) + at(0, 2), at(1, 2) + at(2, 1), at(1, 0) - at(0, 1)])
+
+    def by_diagonal():
+        y_largest = at(1, 1) > at(0, 0)
+        z_largest = at(2, 2) > select(y_largest, at(1, 1), at(0, 0))
+        return branch(z_largest, by_z, lambda: branch(y_largest, by_y, by_x))
+
+    tr = at(0, 0) + at(1, 1) + at(2, 2)
+    return quat_normalize(branch(tr >= zero_like(tr), by_trace, by_diagonal))
+
+
+def quat_rpy(roll, pitch, yaw):
+    cy, sy = call(math.cos, yaw * 0.5), call(math.sin, yaw * 0.5)
+    cr, sr = call(math.cos, roll * 0.5), call(math.sin, roll * 0.5)
+    cp, sp = call(math.cos, pitch * 0.5), call(math.sin, pitch * 0.5)
+    w = cy * cr * cp + sy * sr * sp
+    x = cy * sr * cp - sy * cr * sp
+    y = cy * cr * sp + sy * sr * cp
+    z = sy * cr * cp - cy * sr * sp
+    return [x, y, z, w]
+
+
+def transform_identity(scalar_type):
+    return [scalar_type(0)] * 3 + quat_identity(scalar_type)
+
+
+def transform_point(t, p):
+    """Warp: t.p + quat_rotate(t.q, p)."""
+    return add(t[0:3], quat_rotate(t[3:7], p))
+
+
+def transform_vector(t, v):
+    return quat_rotate(t[3:7], v)
+
+
+def transform_inverse(t):
+    q_inv = quat_inverse(t[3:7])
+    return neg(quat_rotate(q_inv, t[0:3])) + q_inv
+
+
+def matrix_transform_point(m, p, w):
+    """Warp's transform_point / transform_vector by a 4x4 matrix: (m @ (p, w))[:3]."""
+    return mat_vec(m, list(p) + [w], 4, 4)[0:3]

@@ -8,7 +8,7 @@ and ``numba_sim`` re-exports every name listed here.
 
 import importlib
 
-FAMILIES = ("vector", "geometry", "atomics", "random")
+FAMILIES = ("scalar_math", "vector", "matrix", "quaternion", "transform", "geometry", "atomics", "random")
 
 __all__ = []
 for _family in FAMILIES:

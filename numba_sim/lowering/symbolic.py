@@ -8,7 +8,7 @@ division never raises (Warp's semantics: inf/NaN for floats).
 """
 
 from llvmlite import ir
-from numba.core import types
+from numba.core import cgutils, types
 from numba.core.typing import signature
 from numba.np import numpy_support
 
@@ -62,11 +62,59 @@ class Sym:
         impl = self.context.get_function(pyfunc, sig)
         return self._wrap(self.type, impl(self.builder, [o.value for o in operands]))
 
+    def emit_libm(self, name):
+        """Call the C math library's *name* on this float (``cbrtf`` / ``cbrt``).
+
+        For functions Numba does not lower itself: the CPU target calls libm by
+        name (resolved in the process, like Numba's own ``sinf``), CUDA calls
+        libdevice's ``__nv_`` function of the same name.
+        """
+        from numba_sim.native import is_cuda_context
+
+        suffix = "f" if self.type == types.float32 else ""
+        prefix = "__nv_" if is_cuda_context(self.context) else ""
+        llvm_type = self.context.get_value_type(self.type)
+        fn = cgutils.insert_pure_function(self.builder.module,
+                                          ir.FunctionType(llvm_type, [llvm_type]),
+                                          name=f"{prefix}{name}{suffix}")
+        return self._wrap(self.type, self.builder.call(fn, [self.value]))
+
     def select(self, a, b):
         """``a if self else b`` for a boolean Sym."""
         reference = a if isinstance(a, Sym) else b
         a, b = reference._coerce(a), reference._coerce(b)
         return reference._wrap(reference.type, self.builder.select(self.value, a.value, b.value))
+
+    def branch(self, then, otherwise):
+        """``then() if self else otherwise()`` for a boolean Sym, with a real branch.
+
+        *then* and *otherwise* return lists of scalars (Syms or plain numbers) of
+        matching types; only the taken side's instructions run.  For results
+        that are expensive to compute and usually not needed (``inverse`` of a
+        singular matrix), where :meth:`select` would compute both.
+        """
+        builder = self.builder
+        with builder.if_else(self.value, likely=True) as (on_true, on_false):
+            with on_true:
+                taken = then()
+                taken_block = builder.basic_block
+            with on_false:
+                skipped = otherwise()
+                skipped_block = builder.basic_block
+        merged = []
+        for a, b in zip(taken, skipped):
+            reference = a if isinstance(a, Sym) else b
+            if not isinstance(reference, Sym):
+                raise TypeError("Sym.branch needs a symbolic value on one side of each result")
+            with builder.goto_block(taken_block):
+                a = reference._coerce(a)
+            with builder.goto_block(skipped_block):
+                b = reference._coerce(b)
+            phi = builder.phi(a.value.type)
+            phi.add_incoming(a.value, taken_block)
+            phi.add_incoming(b.value, skipped_block)
+            merged.append(reference._wrap(reference.type, phi))
+        return merged
 
     # -- arithmetic
     def _arith(self, name, other, reflected=False):

@@ -1,0 +1,169 @@
+"""Matrix builtins: outer, transpose, determinant, inverse, trace, diag, identity,
+skew, mul, matrix_from_rows, matrix_from_cols.
+
+``determinant`` and ``inverse`` use Warp's closed forms (2x2, 3x3, and USD's
+4x4 cofactors with their double intermediates), so they round as Warp does;
+``inverse`` of a matrix Warp considers singular is the zero matrix, as in Warp.
+
+``identity(n, dtype=float32)``: *n* must be a compile-time constant (a literal,
+as Warp requires); *dtype* is a scalar type (``sim.float32``, ``np.float64``,
+``numba.float32``, a NumPy dtype, or Python's ``float`` meaning float32).
+Keyword arguments are not supported in compiled code: write ``identity(3, float64)``.
+"""
+
+import operator
+
+from numba.core.typing import signature
+
+from numba_sim import algebra
+from numba_sim.builtins.forms import (
+    MATRIX, SQUARE_MATRIX, VEC3, VECTOR, Form, builtin, common_scalar, constant_builtin,
+    constant_dtype, constant_int, custom_builtin, missing_type, same_type, scalar_result,
+    value_result,
+)
+from numba_sim.operations import OPERATIONS, fail, is_scalar, is_value
+from numba_sim.types import KIND_MAT, KIND_VEC
+from numba_sim.typing.value_types import value_type_of
+
+
+def _matrix_result(rows_of, cols_of):
+    def result(dtype, argtypes):
+        shape = (rows_of(argtypes), cols_of(argtypes))
+        return value_type_of(KIND_MAT, dtype, shape) or missing_type(KIND_MAT, dtype, shape)
+
+    return result
+
+
+def _square(sig):
+    return sig.args[0].shape[0]
+
+
+outer = builtin(
+    "outer", "outer(a, b): the outer product a b^T of two vectors (a matrix).",
+    Form((VECTOR, VECTOR), _matrix_result(lambda a: a[0].size, lambda a: a[1].size),
+         lambda sig, a, b: algebra.outer(a, b), floats_only=False),
+)
+
+transpose = builtin(
+    "transpose", "transpose(m): the transposed matrix.",
+    Form((MATRIX,), _matrix_result(lambda a: a[0].shape[1], lambda a: a[0].shape[0]),
+         lambda sig, a: algebra.transpose(a, *sig.args[0].shape), floats_only=False),
+)
+
+determinant = builtin(
+    "determinant", "determinant(m): the determinant of a 2x2, 3x3 or 4x4 float matrix.",
+    Form((SQUARE_MATRIX,), scalar_result, lambda sig, a: algebra.determinant(a, _square(sig))),
+    hint="determinant takes a square matrix",
+)
+
+inverse = builtin(
+    "inverse",
+    "inverse(m): the inverse of a 2x2, 3x3 or 4x4 float matrix; the zero matrix when the\n"
+    "determinant is zero (Warp's rule). Ill-conditioned matrices lose accuracy in proportion\n"
+    "to their condition number.",
+    Form((SQUARE_MATRIX,), same_type, lambda sig, a: algebra.inverse(a, _square(sig))),
+    hint="inverse takes a square matrix",
+)
+
+trace = builtin(
+    "trace", "trace(m): the sum of the diagonal of a square matrix.",
+    Form((SQUARE_MATRIX,), scalar_result, lambda sig, a: algebra.trace(a, _square(sig)),
+         floats_only=False),
+    hint="trace takes a square matrix",
+)
+
+diag = builtin(
+    "diag", "diag(v): the square matrix with the components of v on its diagonal.",
+    Form((VECTOR,), _matrix_result(lambda a: a[0].size, lambda a: a[0].size),
+         lambda sig, v: algebra.diagonal_matrix(v), floats_only=False),
+)
+
+skew = builtin(
+    "skew", "skew(v): the 3x3 skew-symmetric matrix with skew(v) @ u == cross(v, u).",
+    Form((VEC3,), value_result(KIND_MAT, (3, 3)), lambda sig, v: algebra.skew(v),
+         floats_only=False),
+)
+
+
+def _vectors_typer(name, by_rows):
+    def typer(*args):
+        if not args or not all(is_value(a, KIND_VEC) for a in args):
+            fail(name, args, f"{name} takes vectors of one type")
+        if any(a != args[0] for a in args):
+            fail(name, args, f"{name} needs vectors of one type")
+        count, size = len(args), args[0].size
+        shape = (count, size) if by_rows else (size, count)
+        result = value_type_of(KIND_MAT, args[0].dtype, shape)
+        if result is None:
+            fail(name, args, missing_type(KIND_MAT, args[0].dtype, shape))
+        return signature(result, *args)
+
+    return typer
+
+
+def _vectors_builtin(name, by_rows, formula):
+    what = "row" if by_rows else "column"
+    return custom_builtin(name, f"{name}(v0, v1, ...): the matrix with each vector as a {what}.",
+                          _vectors_typer(name, by_rows), lambda sig, *vectors: formula(vectors))
+
+
+matrix_from_rows = _vectors_builtin("matrix_from_rows", True, algebra.matrix_from_rows)
+matrix_from_cols = _vectors_builtin("matrix_from_cols", False, algebra.matrix_from_cols)
+
+
+# --------------------------------------------------------------------------
+# mul: Warp's function form of the * operator, computed by the operator's own formulas
+
+
+def _product(argtypes):
+    return OPERATIONS[operator.mul].resolve(argtypes)
+
+
+def _mul_typer(*args):
+    if len(args) == 2 and all(is_scalar(a) for a in args):
+        dtype = common_scalar("mul", args, floats_only=False)
+        return signature(dtype, dtype, dtype)
+    sig = _product(args)[0] if len(args) == 2 else None
+    if sig is None:
+        fail("mul", args, "mul(a, b) takes two scalars, or the operands of '*' (a scalar, "
+                          "vector, matrix, quaternion or transform)")
+    return sig
+
+
+def _mul_formula(sig, a, b):
+    if not any(is_value(t) for t in sig.args):
+        return a * b
+    return _product(sig.args)[1].formula(sig, a, b)
+
+
+mul = custom_builtin(
+    "mul",
+    "mul(a, b): a * b, as the operator computes it (Warp's function form of '*').",
+    _mul_typer, _mul_formula,
+)
+
+
+# --------------------------------------------------------------------------
+# identity
+
+
+def _identity_typer(*args):
+    if not 1 <= len(args) <= 2:
+        fail("identity", args, "identity takes (n, dtype=float32)")
+    n = constant_int("identity", args, 0, "n")
+    dtype = constant_dtype("identity", args, 1)
+    result = value_type_of(KIND_MAT, dtype, (n, n))
+    if result is None:
+        fail("identity", args, missing_type(KIND_MAT, dtype, (n, n)))
+    return signature(result, *args)
+
+
+identity = constant_builtin(
+    "identity",
+    "identity(n, dtype=float32): the n x n identity matrix; n is a compile-time constant.",
+    _identity_typer,
+    lambda sig: algebra.identity_matrix(sig.return_type.shape[0], sig.return_type.spec.scalar_type),
+)
+
+__all__ = ["outer", "transpose", "determinant", "inverse", "trace", "diag", "identity", "skew",
+           "mul", "matrix_from_rows", "matrix_from_cols"]

@@ -1,0 +1,81 @@
+"""Bad builtin calls fail at compile time (and in Python) with messages naming the types."""
+
+import numba
+import numpy as np
+import pytest
+from numba.core.errors import TypingError
+
+import numba_sim as sim
+from numba_sim.operations import OPERATIONS
+from numba_sim.types import KIND_MAT, ValueSpec
+from numba_sim.typing.value_types import ValueType
+
+V2, V3, V3D, V3I, V4 = sim.vec2(), sim.vec3(1, 2, 3), sim.vec3d(), sim.vec3i(1, 2, 3), sim.vec4()
+Q, QD, T = sim.quat(0, 0, 0, 1), sim.quatd(0, 0, 0, 1), sim.transform()
+M33 = sim.mat33()
+
+CASES = [
+    (lambda v: sim.normalize(v), (V3I,), ["normalize", "vec3i", "integer"]),
+    (lambda v: sim.length(v), (V3I,), ["length", "vec3i", "integer"]),
+    (lambda a, b: sim.cross(a, b), (V2, V2), ["cross", "vec2", "3-vectors"]),
+    (lambda v: sim.determinant(v), (V4,), ["determinant(vec4)", "square matrix"]),
+    (lambda v: sim.inverse(v), (V3,), ["inverse(vec3)", "square matrix"]),
+    (lambda x: sim.sin(x), (3,), ["sin(int64)", "floating-point", "float32(x)"]),
+    (lambda v: sim.sqrt(v), (V3,), ["sqrt(vec3)", "sqrt(scalar)"]),
+    (lambda x, y: sim.atan2(x, y), (1, 2), ["atan2(int64, int64)", "floating-point"]),
+    (lambda q, v: sim.quat_rotate(q, v), (QD, V3), ["quat_rotate(quatd, vec3)", "one scalar type"]),
+    (lambda a, b: sim.min(a, b), (V3, V3D), ["min(vec3, vec3d)", "one type"]),
+    (lambda a, b: sim.lerp(a, b, a), (V3, V3),
+     ["lerp(vec3, vec3, vec3)", "lerp(vector, vector, scalar)"]),
+    (lambda a, b: sim.mul(a, b), (V3, V3), ["cw_mul", "dot", "vec3"]),
+    (lambda a, b: sim.outer(a, b), (V2, V3), ["outer(vec2, vec3)", "2x3"]),
+    (lambda v: sim.diag(v), (V3I,), ["diag(vec3i)", "int32"]),
+    (lambda a, b: sim.matrix_from_rows(a, b), (V3, V3), ["matrix_from_rows(vec3, vec3)", "2x3"]),
+    (lambda a, b: sim.matrix_from_cols(a, b), (V3, V3D),
+     ["matrix_from_cols(vec3, vec3d)", "one type"]),
+    (lambda q, a: sim.quat_to_axis_angle(q, a, 0.0), (Q, V3),
+     ["quat_to_axis_angle(quat, vec3, float64)", "axis, angle = quat_to_axis_angle(q)"]),
+    (lambda t, v: sim.transform_point(t, v), (T, V4),
+     ["transform_point(transform, vec4)", "transform_point(transform, vec3)",
+      "transform_point(mat44, vec3)"]),
+    (lambda m: sim.quat_from_matrix(m), (sim.mat22(),),
+     ["quat_from_matrix(mat22)", "mat33 or mat44"]),
+    (lambda x: sim.isnan(x), (T,), ["isnan(transform)"]),
+    (lambda v: sim.abs(v), (Q,), ["abs(quat)", "abs(vector)"]),
+    (lambda n: sim.identity(n), (3,), ["identity", "compile-time constant", "int64"]),
+    (lambda: sim.identity(5), (), ["identity", "5x5"]),
+    (lambda: sim.identity(3, np.int32), (), ["identity", "int32"]),
+    (lambda: sim.quat_identity(np.int32), (), ["quat_identity", "int32", "float32 or float64"]),
+    (lambda v: sim.transform_identity(v), (V3,), ["transform_identity", "dtype", "vec3"]),
+]
+
+
+@pytest.mark.parametrize("fn, args, fragments", CASES,
+                         ids=[fragments[0].split("(")[0] for _, _, fragments in CASES])
+def test_compile_time_errors_name_the_types(fn, args, fragments):
+    with pytest.raises(TypingError) as info:
+        numba.njit(fn)(*args)
+    message = str(info.value)
+    for fragment in fragments:
+        assert fragment in message, (fragment, message)
+
+
+@pytest.mark.parametrize("call, fragment", [
+    (lambda: sim.normalize(V3I), "integer"),
+    (lambda: sim.cross(V2, V2), "3-vectors"),
+    (lambda: sim.sin(3), "floating-point"),
+    (lambda: sim.quat_rotate(QD, V3), "one scalar type"),
+    (lambda: sim.identity(5), "5x5"),
+    (lambda: sim.quat_to_axis_angle(Q, V3, 0.0), "axis, angle = quat_to_axis_angle(q)"),
+])
+def test_python_errors_match_compiled_ones(call, fragment):
+    with pytest.raises(TypeError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        call()
+
+
+def test_non_square_matrix_shapes_are_rejected_by_name():
+    """numba_sim has square matrices only, but the typing rejects others by name."""
+    mat23 = ValueType(ValueSpec(KIND_MAT, (2, 3), np.dtype(np.float32)))
+    for builtin in (sim.determinant, sim.inverse, sim.trace):
+        with pytest.raises(TypingError, match=rf"{builtin.__name__}\(mat23\).*square matrix"):
+            OPERATIONS[builtin].resolve((mat23,))
