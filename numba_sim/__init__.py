@@ -31,6 +31,8 @@ from numba_sim.lowering import structs as _structs_lowering  # noqa: E402,F401
 from numba_sim.typing import kernel_ops as _kernel_ops_typing  # noqa: E402,F401
 from numba_sim import debug_checks as _debug_checks  # noqa: E402,F401
 from numba_sim import config  # noqa: E402
+from numba_sim import spatial as _spatial  # noqa: E402
+from numba_sim.spatial import *  # noqa: E402,F401,F403
 from numba_sim.lowering import kernel_ops as _kernel_ops_lowering  # noqa: E402,F401
 from numba_sim.launcher import launch, synchronize  # noqa: E402
 from numba_sim.cuda_runtime import capture  # noqa: E402
@@ -50,7 +52,8 @@ _cuda_hook.install()
 __version__ = "0.1.0"
 
 __all__ = sorted(
-    list(_VALUE_CLASSES) + list(_builtins.__all__) + list(_scalars.__all__) + [
+    list(_VALUE_CLASSES) + list(_builtins.__all__) + list(_scalars.__all__)
+    + list(_spatial.__all__) + [
         "cuda_args", "view", "tid", "array", "empty", "from_numpy", "full", "ones", "to_numpy",
         "zeros", "zeros_like", "func", "kernel", "launch", "synchronize", "struct", "capture",
         "config",

@@ -58,6 +58,9 @@ def check_threading_layer():
             "launch parallel code). Fix: pip install tbb, or install the system OpenMP runtime "
             "(libgomp, e.g. apt-get install libgomp1)."
         )
+    # Idle GNU OpenMP workers spin for milliseconds after a parallel kernel and take the
+    # cores from the native builds that follow (HashGrid): let them sleep instead.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if "NUMBA_THREADING_LAYER" not in os.environ and config.THREADING_LAYER == "default":
         # Numba re-reads its configuration from the environment now and then.
         os.environ["NUMBA_THREADING_LAYER"] = "threadsafe"

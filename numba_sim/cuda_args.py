@@ -11,10 +11,22 @@ from numba.core import types
 from numba_sim.typing.value_types import ValueType
 
 
+_CONVERTERS = {}
+"""Numba type class -> ``converter(ty, val) -> (ty, val)`` (spatial structures register here)."""
+
+
+def register_converter(type_class, converter):
+    """Have CUDA kernel arguments of Numba type *type_class* converted by *converter*."""
+    _CONVERTERS[type_class] = converter
+
+
 class CudaArgs:
     """A numba-cuda kernel extension converting numba_sim arguments."""
 
     def prepare_args(self, ty, val, **kwargs):
+        for type_class, converter in _CONVERTERS.items():
+            if isinstance(ty, type_class):
+                return converter(ty, val)
         if isinstance(ty, ValueType):
             components = tuple(val._storage.reshape(-1).tolist())
             return types.UniTuple(ty.dtype, ty.size), components

@@ -75,7 +75,7 @@ class Parameter:
                 return self.value_class(*np.asarray(value).reshape(-1).tolist()), None
             except (TypeError, ValueError):
                 self._fail(kernel, f"a {self.value_class.__name__} (or its components)", value)
-        return value, arrays.device_of(value)
+        return value, _device_of_argument(value)
 
     def _check_array(self, kernel, value):
         if type(value) is np.ndarray and value.dtype == self._storage_dtype \
@@ -103,6 +103,14 @@ class Parameter:
         if self.view_dtype is not None and not _c_contiguous(value):
             self._fail(kernel, expected + " (C-contiguous)", value, ValueError)
         return device
+
+
+def _device_of_argument(value):
+    """The device kind of an array or a spatial structure (``.id`` and ``.device``), or None."""
+    device = arrays.device_of(value)
+    if device is None and hasattr(value, "id") and isinstance(getattr(value, "device", None), str):
+        return arrays.parse_device(value.device)[0]
+    return device
 
 
 def _c_contiguous(value):

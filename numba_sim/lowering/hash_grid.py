@@ -1,0 +1,199 @@
+"""Lowering of the hash grid for both targets (see numba_sim/typing/hash_grid.py).
+
+The traversal is ``cuda_src/hashgrid.h``, reached through the entry points of
+``cuda_src/entry_points.cpp`` (:mod:`numba_sim.native`):
+
+* ``getiter`` puts a ``sim::HashGridQuery`` on the stack (one per loop) and
+  calls ``sim_hash_grid_query_begin``, which also finds the first run;
+* ``iternext`` yields ``point_ids[index++]`` while the current run
+  ``[index, end)`` of cell-sorted positions lasts, and otherwise calls
+  ``sim_hash_grid_query_next_range`` for the next non-empty run (one row of
+  touched cells). On the CPU, where a call into the host library is not
+  inlined, that is one call per row of cells, never one per candidate; on
+  CUDA the device code is LTO-inlined into the kernel.
+
+Also here: CPU unboxing of ``sim.HashGrid`` arguments, ``grid.id``, and the
+intrinsics by which the CUDA build's kernels (numba_sim/spatial/
+hash_grid_build_cuda.py) reach the same code.
+"""
+
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.extending import NativeValue, intrinsic, unbox
+from numba.core.imputils import RefType, iternext_impl
+
+from numba_sim import native
+from numba_sim.registry import lowering_registry
+from numba_sim.spatial.hash_grid_query import hash_grid_point_id, hash_grid_query
+from numba_sim.typing.hash_grid import (
+    HashGridQueryIteratorType,
+    HashGridQueryType,
+    HashGridType,
+    hash_grid_query_state_type,
+)
+
+lower = lowering_registry.lower
+
+_VOID = ir.VoidType()
+_I32 = ir.IntType(32)
+_BYTE_POINTER = ir.IntType(8).as_pointer()
+
+
+def grid_pointer(context, builder, grid_type, grid):
+    """The descriptor address of a HashGrid or integer id, as an ``i8*``."""
+    if not isinstance(grid_type, HashGridType):
+        grid = context.cast(builder, grid, grid_type, types.uint64)
+    return builder.inttoptr(grid, _BYTE_POINTER)
+
+
+# --------------------------------------------------------------------------
+# Queries
+
+
+@lower(hash_grid_query, types.Any, types.Any, types.float32)
+def lower_hash_grid_query(context, builder, sig, args):
+    grid_type = sig.args[0]
+    grid, point, radius = args
+    query = cgutils.create_struct_proxy(sig.return_type)(context, builder)
+    query.grid = builder.ptrtoint(grid_pointer(context, builder, grid_type, grid), ir.IntType(64))
+    query.point = point
+    query.radius = radius
+    return query._getvalue()
+
+
+@lower("getiter", HashGridQueryType)
+def getiter_hash_grid_query(context, builder, sig, args):
+    query = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0])
+    state = cgutils.alloca_once(builder, context.get_data_type(hash_grid_query_state_type))
+    point = native.alloca_floats(builder, [builder.extract_value(query.point, i) for i in range(3)])
+    native.call_native(
+        context, builder, "sim_hash_grid_query_begin", _VOID,
+        [builder.bitcast(state, _BYTE_POINTER), builder.inttoptr(query.grid, _BYTE_POINTER),
+         point, query.radius],
+    )
+    iterator = cgutils.create_struct_proxy(sig.return_type)(context, builder)
+    iterator.state = state
+    return iterator._getvalue()
+
+
+@lower("iternext", HashGridQueryIteratorType)
+@iternext_impl(RefType.UNTRACKED)
+def iternext_hash_grid_query(context, builder, sig, args, result):
+    iterator = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0])
+    state = iterator.state
+    zero = ir.Constant(_I32, 0)
+    point_ids_slot = builder.gep(state, [zero, ir.Constant(_I32, 0)], inbounds=True)
+    index_slot = builder.gep(state, [zero, ir.Constant(_I32, 1)], inbounds=True)
+    end_slot = builder.gep(state, [zero, ir.Constant(_I32, 2)], inbounds=True)
+
+    check = builder.append_basic_block("hash_grid_query.check")
+    refill = builder.append_basic_block("hash_grid_query.refill")
+    fetch = builder.append_basic_block("hash_grid_query.fetch")
+    done = builder.append_basic_block("hash_grid_query.done")
+    builder.branch(check)
+
+    builder.position_at_end(check)
+    index = builder.load(index_slot)
+    has_candidate = builder.icmp_signed("<", index, builder.load(end_slot))
+    builder.cbranch(has_candidate, fetch, refill)
+
+    builder.position_at_end(refill)  # the current run is used up: ask for the next one
+    more = native.call_native(
+        context, builder, "sim_hash_grid_query_next_range", _I32,
+        [builder.bitcast(state, _BYTE_POINTER)],
+    )
+    builder.cbranch(builder.icmp_signed("!=", more, zero), check, done)
+
+    builder.position_at_end(fetch)
+    point_id = builder.load(builder.gep(builder.load(point_ids_slot), [index], inbounds=True))
+    builder.store(builder.add(index, ir.Constant(_I32, 1)), index_slot)
+    builder.branch(done)
+
+    builder.position_at_end(done)
+    valid = builder.phi(ir.IntType(1))
+    valid.add_incoming(cgutils.true_bit, fetch)
+    valid.add_incoming(cgutils.false_bit, refill)
+    value = builder.phi(_I32)
+    value.add_incoming(point_id, fetch)
+    value.add_incoming(zero, refill)
+    result.set_valid(valid)
+    result.yield_(value)
+
+
+@lower(hash_grid_point_id, types.Any, types.int32)
+def lower_hash_grid_point_id(context, builder, sig, args):
+    grid, index = args
+    return native.call_native(
+        context, builder, "sim_hash_grid_point_id", _I32,
+        [grid_pointer(context, builder, sig.args[0], grid), index],
+    )
+
+
+@lowering_registry.lower_getattr(HashGridType, "id")
+def hash_grid_id(context, builder, typ, value):
+    return value
+
+
+# --------------------------------------------------------------------------
+# CPU arguments
+
+
+@unbox(HashGridType)
+def unbox_hash_grid(typ, obj, c):
+    """A ``sim.HashGrid`` argument of CPU code: its ``_cpu_id`` (raises for CUDA grids)."""
+    address = cgutils.alloca_once_value(c.builder, ir.Constant(ir.IntType(64), 0))
+    failed = cgutils.alloca_once_value(c.builder, cgutils.true_bit)
+    id_obj = c.pyapi.object_getattr_string(obj, "_cpu_id")
+    with c.builder.if_then(cgutils.is_not_null(c.builder, id_obj)):
+        c.builder.store(c.pyapi.long_as_ulonglong(id_obj), address)
+        c.pyapi.decref(id_obj)
+        c.builder.store(cgutils.is_not_null(c.builder, c.pyapi.err_occurred()), failed)
+    return NativeValue(c.builder.load(address), is_error=c.builder.load(failed))
+
+
+# --------------------------------------------------------------------------
+# Intrinsics for the CUDA build (numba_sim/spatial/hash_grid_build_cuda.py)
+
+
+def _array_pointer(context, builder, array_type, array, element=ir.FloatType()):
+    data = context.make_array(array_type)(context, builder, value=array).data
+    return builder.bitcast(data, element.as_pointer())
+
+
+@intrinsic
+def native_point_cells(typingctx, grid_id, points, begin, end, cells):
+    """``cells[i] = cell of points[i]`` for i in [begin, end) (points: (n, 3) float32, C order)."""
+    sig = types.void(types.uint64, points, types.int32, types.int32, cells)
+
+    def codegen(context, builder, signature, args):
+        grid, points_value, first, stop, cells_value = args
+        native.call_native(
+            context, builder, "sim_hash_grid_point_cells", _VOID,
+            [builder.inttoptr(grid, _BYTE_POINTER),
+             _array_pointer(context, builder, signature.args[1], points_value),
+             first, stop,
+             _array_pointer(context, builder, signature.args[4], cells_value, _I32)],
+        )
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def native_set_grid(typingctx, grid_id, dim_x, dim_y, dim_z, num_points, cell_width,
+                    point_ids, cell_offsets):
+    """Fill the descriptor at ``grid_id`` (dims, point count, cell width, buffers)."""
+    sig = types.void(types.uint64, types.int32, types.int32, types.int32, types.int32,
+                     types.float32, point_ids, cell_offsets)
+
+    def codegen(context, builder, signature, args):
+        grid, nx, ny, nz, count, width, ids, offsets = args
+        native.call_native(
+            context, builder, "sim_hash_grid_set", _VOID,
+            [builder.inttoptr(grid, _BYTE_POINTER), nx, ny, nz, count, width,
+             _array_pointer(context, builder, signature.args[6], ids, _I32),
+             _array_pointer(context, builder, signature.args[7], offsets, _I32)],
+        )
+        return context.get_dummy_value()
+
+    return sig, codegen

@@ -1,0 +1,136 @@
+"""Building a hash grid on CUDA from preallocated buffers (nothing is allocated).
+
+The launches, all on one stream:
+
+1. ``set_descriptor_kernel`` (one thread) fills the device descriptor, whose
+   address is the grid's id: dims, point count, cell width and the buffers
+   the sorted indices and cell offsets will be in;
+2. ``point_cells_kernel`` - the cell of each point, from ``cuda_src/hashgrid.h``
+   (LTO-inlined), and the identity permutation;
+3. the stable radix sort of :mod:`numba_sim.spatial.cuda_radix_sort` by cell;
+4. the cell offsets, one binary search per cell.
+
+Launches read and write only the grid's buffers (sized by ``reserve``), so a
+build can be captured in a CUDA graph.
+"""
+
+import functools
+
+import numpy as np
+from numba import cuda
+
+from numba_sim.lowering.hash_grid import native_point_cells, native_set_grid
+from numba_sim.spatial import cuda_radix_sort
+
+
+def set_descriptor_kernel(grid_id, dim_x, dim_y, dim_z, num_points, cell_width, point_ids,
+                          cell_offsets):
+    if cuda.grid(1) == 0:
+        native_set_grid(grid_id, dim_x, dim_y, dim_z, num_points, cell_width, point_ids,
+                        cell_offsets)
+
+
+def point_cells_kernel(grid_id, points, num_points, cells, point_ids):
+    i = cuda.grid(1)
+    if i < num_points:
+        native_point_cells(grid_id, points, i, i + 1, cells)
+        point_ids[i] = i
+
+
+KERNELS = (set_descriptor_kernel, point_cells_kernel)
+
+_THREADS = 256
+
+
+@functools.cache
+def kernel(body):
+    return cuda.jit(body)
+
+
+def build_cuda(grid_id, points, num_points, dims, cell_width, buffers, stream):
+    """Build the grid at ``grid_id`` from ``points[:num_points]`` ((n, 3) float32 device array).
+
+    ``buffers`` holds the grid's device arrays: ``keys`` and ``values``
+    ``(2, capacity)`` int32, ``cell_offsets`` (num_cells + 1), and the sort's
+    ``block_counts`` and ``block_sums``. Returns the row of ``values`` that
+    holds the cell-sorted point indices.
+    """
+    num_cells = dims[0] * dims[1] * dims[2]
+    key_bits = max(1, (num_cells - 1).bit_length())
+    final = cuda_radix_sort.passes_for(key_bits) % 2
+    keys, values = buffers["keys"], buffers["values"]
+    grid_id = np.uint64(grid_id)
+    kernel(set_descriptor_kernel)[1, 1, stream](
+        grid_id, dims[0], dims[1], dims[2], num_points, cell_width, values[final],
+        buffers["cell_offsets"],
+    )
+    if num_points > 0:
+        blocks = (num_points + _THREADS - 1) // _THREADS
+        kernel(point_cells_kernel)[blocks, _THREADS, stream](
+            grid_id, points, num_points, keys[0], values[0]
+        )
+        sorted_row = cuda_radix_sort.sort_pairs(
+            keys, values, num_points, key_bits, buffers["block_counts"], buffers["block_sums"],
+            stream,
+        )
+        assert sorted_row == final
+    cuda_radix_sort.key_offsets(keys[final], num_points, buffers["cell_offsets"], num_cells + 1,
+                                stream)
+    return final
+
+
+class CudaGridStorage:
+    """The descriptor and buffers of a CUDA grid, and its build.
+
+    Everything is allocated by the constructor (descriptor, cell offsets) and
+    by :meth:`reserve` (per-point buffers and sort scratch); :meth:`build` of
+    at most ``capacity`` points allocates nothing.
+    """
+
+    def __init__(self, dims, device_index):
+        self.dims = tuple(int(d) for d in dims)
+        self.num_cells = self.dims[0] * self.dims[1] * self.dims[2]
+        self.device_index = device_index
+        with cuda.gpus[device_index]:
+            self.descriptor = cuda.to_device(np.zeros(5, dtype=np.uint64))
+            self.cell_offsets = cuda.to_device(np.zeros(self.num_cells + 1, dtype=np.int32))
+        self.id = int(self.descriptor.__cuda_array_interface__["data"][0])
+        self.capacity = 0
+        self.num_points = 0
+        self.cell_width = 0.0
+        self.buffers = None
+        self.final_row = 0
+
+    def reserve(self, capacity, stream=0):
+        """Make room for ``capacity`` points, keeping the current contents queryable."""
+        if self.buffers is not None and capacity <= self.capacity:
+            return
+        capacity = max(capacity, 1)
+        block_counts, block_sums = cuda_radix_sort.scratch_sizes(capacity)
+        with cuda.gpus[self.device_index]:
+            buffers = {
+                "keys": cuda.device_array((2, capacity), dtype=np.int32),
+                "values": cuda.device_array((2, capacity), dtype=np.int32),
+                "block_counts": cuda.device_array(block_counts, dtype=np.int32),
+                "block_sums": cuda.device_array(block_sums, dtype=np.int32),
+                "cell_offsets": self.cell_offsets,
+            }
+            if self.num_points:
+                row = self.final_row
+                old = self.buffers["values"][row, : self.num_points]
+                buffers["values"][row, : self.num_points].copy_to_device(old, stream=stream)
+                kernel(set_descriptor_kernel)[1, 1, stream](
+                    np.uint64(self.id), *self.dims, self.num_points, np.float32(self.cell_width),
+                    buffers["values"][row], self.cell_offsets,
+                )
+        self.buffers, self.capacity = buffers, capacity
+
+    def build(self, points, cell_width, stream):
+        """Build from ``points`` ((n, 3) float32 device array) with cells of ``cell_width``."""
+        num_points = points.shape[0]
+        self.reserve(num_points, stream)
+        with cuda.gpus[self.device_index]:
+            self.final_row = build_cuda(self.id, points, num_points, self.dims, cell_width,
+                                        self.buffers, stream)
+        self.num_points = num_points
+        self.cell_width = float(cell_width)
