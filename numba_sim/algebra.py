@@ -183,10 +183,28 @@ def vec_mat(v, a, n, m):
     return [total([v[k] * a[k * m + j] for k in range(n)]) for j in range(m)]
 
 
+def muladd(a, b, c):
+    """``a * b + c`` with a single rounding (fused multiply-add), as Warp's ``muladd``."""
+    if _is_symbolic(a):
+        return a.fma(b, c)
+    from fractions import Fraction
+
+    if is_integer(a):
+        return a * b + c
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    return type(a)(float(exact)) if np.isfinite([a, b, c]).all() else type(a)(a * b + c)
+
+
 def mat_mat(a, b, n, k, m):
-    """(n x k) times (k x m), row-major."""
-    return [total([a[i * k + r] * b[r * m + j] for r in range(k)])
-            for i in range(n) for j in range(m)]
+    """(n x k) times (k x m), row-major; Warp accumulates with fused multiply-adds."""
+    result = []
+    for i in range(n):
+        for j in range(m):
+            accumulated = muladd(a[i * k], b[j], zero_like(a[0]))
+            for r in range(1, k):
+                accumulated = muladd(a[i * k + r], b[r * m + j], accumulated)
+            result.append(accumulated)
+    return result
 
 
 def quat_mul(a, b):

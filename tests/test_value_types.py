@@ -243,3 +243,32 @@ def test_python_class_protocols(name):
 
     assert pickle.loads(pickle.dumps(v)) == v
     assert cls() == make(spec, np.zeros(spec.shape)) or spec.kind == KIND_TRANSFORM
+
+
+def test_matrix_products_match_warp_bit_for_bit():
+    """Warp accumulates matrix products with fused multiply-adds; so do we (and Python mode)."""
+    wp = pytest.importorskip("warp")
+    wp.config.quiet = True
+    rng = np.random.default_rng(11)
+    a = rng.normal(size=(64, 3, 3)).astype(np.float32)
+    b = rng.normal(size=(64, 3, 3)).astype(np.float32)
+
+    @wp.kernel
+    def warp_product(x: wp.array(dtype=wp.mat33), y: wp.array(dtype=wp.mat33),
+                     z: wp.array(dtype=wp.mat33)):
+        i = wp.tid()
+        z[i] = x[i] @ y[i]
+
+    out = wp.zeros(len(a), dtype=wp.mat33, device="cpu")
+    wp.launch(warp_product, dim=len(a), device="cpu",
+              inputs=[wp.array(a, dtype=wp.mat33, device="cpu"),
+                      wp.array(b, dtype=wp.mat33, device="cpu"), out])
+    expected = out.numpy()
+    compiled, python = matrix_ops("mat33")
+    for i in range(len(a)):
+        x, y = sim.mat33(*a[i].ravel()), sim.mat33(*b[i].ravel())
+        v = sim.vec3(1, 2, 3)
+        for result in (compiled(x, y, v, np.float32(1), 0, 0, tuple(range(9))),
+                       python(x, y, v, np.float32(1), 0, 0, tuple(range(9)))):
+            np.testing.assert_array_equal(np.asarray(result[6]), expected[i])  # a @ b
+            np.testing.assert_array_equal(np.asarray(result[7]), expected[i])  # a * b

@@ -55,6 +55,13 @@ class Sym:
         """Convert to the NumPy scalar type *scalar_type* (np.float32, ...)."""
         return self.cast_to(numpy_support.from_dtype(scalar_type))
 
+    def fma(self, b, c):
+        """``self * b + c`` rounded once (``llvm.fma``; integers multiply and add)."""
+        b, c = self._coerce(b), self._coerce(c)
+        if not isinstance(self.type, types.Float):
+            return self * b + c
+        return self._wrap(self.type, self.builder.fma(self.value, b.value, c.value))
+
     def emit_call(self, pyfunc, *others):
         """Call the target's implementation of *pyfunc* (e.g. math.sqrt)."""
         operands = [self] + [self._coerce(o) for o in others]
