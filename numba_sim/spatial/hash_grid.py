@@ -28,11 +28,9 @@ import operator
 import threading
 
 import numpy as np
-from numba import cuda
 
 from numba_sim import arrays, cuda_runtime
 from numba_sim.spatial.hash_grid_build_cpu import CpuGridStorage
-from numba_sim.spatial.hash_grid_build_cuda import CudaGridStorage
 from numba_sim.spatial.hash_grid_query import register_cpu_grid
 from numba_sim.typing.hash_grid import hash_grid_type
 
@@ -67,6 +65,8 @@ class HashGrid:
             self._storage = CpuGridStorage(dims)
             register_cpu_grid(self)
         else:
+            from numba_sim.spatial.hash_grid_build_cuda import CudaGridStorage  # imports numba-cuda
+
             self._storage = CudaGridStorage(dims, int(self.device.split(":")[1]))
 
     # ---------------------------------------------------------------- properties
@@ -210,6 +210,8 @@ def _device_name(device):
         ) from None
     if kind == "cpu":
         return "cpu"
+    from numba import cuda
+
     if not cuda.is_available():
         raise RuntimeError(f"HashGrid(device={device!r}): no CUDA GPU is available")
     if ordinal is None:
@@ -251,6 +253,8 @@ def _device_points(points, device):
             f"array (CuPy, DLPack, or any object with __cuda_array_interface__), not "
             f"{type(points).__name__}"
         )
+    from numba import cuda
+
     array = cuda_runtime.as_cuda_array(points)  # DLPack arrays come back as CuPy arrays
     if not hasattr(array, "gpu_data"):  # not a numba device array yet
         array = cuda.as_cuda_array(array, sync=False)
