@@ -22,7 +22,6 @@ import numba
 import numpy as np
 
 from numba_sim import arrays, cache, cuda_runtime
-from numba_sim.kernel_language import TID_PARAMETER
 from numba_sim.lowering.hints import nonnegative
 from numba_sim.typing.arrays import view
 
@@ -50,13 +49,12 @@ def _launcher_source(kernel, ndim, cuda):
             body_args.append(f"a{k}")
     count = " * ".join(f"__dims[{d}]" for d in range(ndim))
     if cuda:
-        lines += [f"    __flat = __int64(__grid(1))",
+        lines += ["    __flat = __int64(__grid(1))",
                   f"    if __flat < {count}:"]
-        indent = "        "
     else:
         lines += [f"    for __index in __range({count}):",
-                  f"        __flat = __int64(__index)"]
-        indent = "        "
+                  "        __flat = __int64(__index)"]
+    indent = "        "
     for d in reversed(range(1, ndim)):
         lines += [f"{indent}__i{d} = __flat % __dims[{d}]",
                   f"{indent}__flat = __flat // __dims[{d}]"]
@@ -335,4 +333,4 @@ def inspect_kernel(kernel, device, kind, argtypes_or_inputs, cc=None, ndim=1):
     raise ValueError(f"kind: expected 'llvm', 'ptx' or 'cubin' on cuda, got {kind!r}")
 
 
-__all__ = ["launch", "synchronize", "TID_PARAMETER"]
+__all__ = ["launch", "synchronize", "compile_kernel", "inspect_kernel"]

@@ -75,7 +75,7 @@ import threading
 
 import numpy as np
 from llvmlite import ir
-from numba.core import cgutils, types
+from numba.core import cgutils
 
 #: Oldest architecture supported by NVVM 13; device code built for it links
 #: into kernels for every newer one.

@@ -4,7 +4,6 @@ same-named kernels do not collide, and the CLI shows and clears the cache."""
 import os
 import subprocess
 import sys
-import textwrap
 
 import pytest
 

@@ -1,6 +1,5 @@
 """Every notebook runs top to bottom on the CPU (small sizes) and its assertions hold."""
 
-import os
 import pathlib
 
 import pytest

@@ -5,7 +5,7 @@ import pytest
 from numba import cuda, types
 
 import numba_sim as sim
-from numba_sim.types import CLASSES, KIND_MAT, KIND_QUAT, KIND_TRANSFORM, KIND_VEC, VALUE_TABLE
+from numba_sim.types import CLASSES, KIND_MAT, KIND_QUAT, KIND_TRANSFORM, VALUE_TABLE
 from numba_sim.typing.value_types import VALUE_TYPES
 
 
