@@ -76,7 +76,7 @@ def cache_clear():
     print(f"removed {removed} files from {native.cache_dir()}")
 
 
-DEFAULT_FRAMES = {"particles": 120, "dem": 12, "sph": 2}
+DEFAULT_FRAMES = {"particles": 120, "dem": 36, "sph": 2}
 """Frames each demo runs by default (the DEM default finishes within 2 minutes on 2 cores)."""
 
 
