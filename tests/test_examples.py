@@ -115,3 +115,26 @@ def test_command_line_rejects_unknown_demos():
     result = subprocess.run([sys.executable, "-m", "numba_sim", "run", "tornado"],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode != 0 and "invalid choice" in result.stderr
+
+
+def _demo_kernel_inputs():
+    n = 4
+    vec = np.zeros((n, 3), np.float32)
+    scalar = np.zeros(n, np.float32)
+    grid_id = np.uint64(0)
+    return [
+        (dem.apply_forces, [grid_id, vec, vec, vec, 0.1, 1.0, 1.0, 1.0, 1.0]),
+        (dem.integrate, [vec, vec, vec, sim.vec3(), 0.1, 1.0]),
+        (sph.compute_density, [grid_id, vec, scalar, 1.0, 1.0]),
+        (sph.get_acceleration, [grid_id, vec, vec, scalar, vec, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]),
+        (sph.apply_bounds, [vec, vec, 1.0, 1.0, 1.0, 1.0]),
+        (sph.initialize_particles, [vec, 1.0, 1.0, 1.0, 1.0]),
+        (particles.bounce, [vec, vec, 0.5]),
+    ]
+
+
+@pytest.mark.parametrize("kernel, inputs", _demo_kernel_inputs(), ids=lambda k: getattr(k, "key", ""))
+def test_demo_kernels_compile_and_link_for_cuda_offline(kernel, inputs):
+    library = kernel.compile("cuda", inputs, cc=(7, 5))
+    cubin = bytes(library.get_cubin(cc=(7, 5)).code)
+    assert cubin[:4] == b"\x7fELF"
