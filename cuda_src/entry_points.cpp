@@ -57,3 +57,8 @@ SIM_EXPORT int sim_hash_grid_query_next_range(void* query) {
 SIM_EXPORT int sim_hash_grid_point_id(const void* grid, int index) {
     return sim::hash_grid_point_id(static_cast<const sim::HashGrid*>(grid), index);
 }
+
+// ---------------------------------------------------------------------------
+// Bvh (bvh.h) and Mesh (mesh.h): their entry points are in these files.
+#include "bvh_entry_points.h"
+#include "mesh_entry_points.h"

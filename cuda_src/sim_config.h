@@ -21,6 +21,17 @@
 #endif
 #endif
 
+// Host entry points that do most of a query's work are built twice on x86-64
+// with GCC or Clang, with everything they call inlined: for the baseline CPU
+// and for AVX2 + FMA (x86-64-v3), the loader picking the one the CPU runs
+// (function multiversioning). Elsewhere, and on the device, this is nothing.
+#if !defined(SIM_DEVICE_COMPILE) && defined(__x86_64__) && defined(__GNUC__) && \
+    defined(__ELF__) && !defined(SIM_NO_CLONES)
+#define SIM_HOT __attribute__((flatten, target_clones("arch=x86-64-v3", "default")))
+#else
+#define SIM_HOT
+#endif
+
 namespace sim {
 
 typedef signed char int8;
@@ -49,6 +60,21 @@ SIM_FUNC float max_f(float a, float b) { return __builtin_fmaxf(a, b); }
 #endif
 
 SIM_FUNC float clamp_f(float x, float lo, float hi) { return min_f(max_f(x, lo), hi); }
+
+// Leading zero bits of x (32 for 0), +infinity, arc cosine and float atomic
+// add. On the host atomic_add_f is a plain add: host code that calls it runs
+// it on one thread.
+#ifdef SIM_DEVICE_COMPILE
+SIM_FUNC int32 clz_u32(uint32 x) { return __clz((int)x); }
+SIM_FUNC float inf_f() { return __int_as_float(0x7f800000); }
+SIM_FUNC float acos_f(float x) { return acosf(x); }
+SIM_FUNC void atomic_add_f(float* p, float v) { atomicAdd(p, v); }
+#else
+SIM_FUNC int32 clz_u32(uint32 x) { return x == 0 ? 32 : __builtin_clz(x); }
+SIM_FUNC float inf_f() { return __builtin_huge_valf(); }
+SIM_FUNC float acos_f(float x) { return __builtin_acosf(x); }
+SIM_FUNC void atomic_add_f(float* p, float v) { *p += v; }
+#endif
 
 }  // namespace sim
 

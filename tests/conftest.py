@@ -73,3 +73,11 @@ def offline_cuda(monkeypatch):
     for module in (numba.cuda, numba.cuda.api, numba.cuda.compiler, numba.cuda.dispatcher):
         monkeypatch.setattr(module, "get_current_device", offline.get_current_device)
     return offline
+
+
+@pytest.fixture(scope="module")
+def private_device_code_cache(tmp_path_factory):
+    """Keeps the device code a test module builds out of the user's cache."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("NUMBA_SIM_CACHE_DIR", str(tmp_path_factory.mktemp("numba_sim_cache")))
+        yield

@@ -12,17 +12,24 @@ The traversal is ``cuda_src/hashgrid.h``, reached through the entry points of
   inlined, that is one call per row of cells, never one per candidate; on
   CUDA the device code is LTO-inlined into the kernel.
 
-Also here: CPU unboxing of ``sim.HashGrid`` arguments, ``grid.id``, and the
-intrinsics by which the CUDA build's kernels (numba_sim/spatial/
-hash_grid_build_cuda.py) reach the same code.
+Also here: the intrinsics by which the CUDA build's kernels
+(numba_sim/spatial/hash_grid_build_cuda.py) reach the same code. CPU unboxing
+of ``sim.HashGrid`` arguments and ``grid.id`` are those of every spatial
+structure (numba_sim/lowering/spatial_common.py).
 """
 
 from llvmlite import ir
 from numba.core import cgutils, types
-from numba.core.extending import NativeValue, intrinsic, unbox
+from numba.core.extending import intrinsic
 from numba.core.imputils import RefType, iternext_impl
 
 from numba_sim import native
+from numba_sim.lowering.spatial_common import (
+    BYTE_POINTER,
+    array_pointer,
+    handle_pointer,
+    register_spatial_lowering,
+)
 from numba_sim.registry import lowering_registry
 from numba_sim.spatial.hash_grid_query import hash_grid_point_id, hash_grid_query
 from numba_sim.typing.hash_grid import (
@@ -36,14 +43,8 @@ lower = lowering_registry.lower
 
 _VOID = ir.VoidType()
 _I32 = ir.IntType(32)
-_BYTE_POINTER = ir.IntType(8).as_pointer()
 
-
-def grid_pointer(context, builder, grid_type, grid):
-    """The descriptor address of a HashGrid or integer id, as an ``i8*``."""
-    if not isinstance(grid_type, HashGridType):
-        grid = context.cast(builder, grid, grid_type, types.uint64)
-    return builder.inttoptr(grid, _BYTE_POINTER)
+register_spatial_lowering(HashGridType)
 
 
 # --------------------------------------------------------------------------
@@ -55,7 +56,7 @@ def lower_hash_grid_query(context, builder, sig, args):
     grid_type = sig.args[0]
     grid, point, radius = args
     query = cgutils.create_struct_proxy(sig.return_type)(context, builder)
-    query.grid = builder.ptrtoint(grid_pointer(context, builder, grid_type, grid), ir.IntType(64))
+    query.grid = builder.ptrtoint(handle_pointer(context, builder, grid_type, grid), ir.IntType(64))
     query.point = point
     query.radius = radius
     return query._getvalue()
@@ -68,7 +69,7 @@ def getiter_hash_grid_query(context, builder, sig, args):
     point = native.alloca_floats(builder, [builder.extract_value(query.point, i) for i in range(3)])
     native.call_native(
         context, builder, "sim_hash_grid_query_begin", _VOID,
-        [builder.bitcast(state, _BYTE_POINTER), builder.inttoptr(query.grid, _BYTE_POINTER),
+        [builder.bitcast(state, BYTE_POINTER), builder.inttoptr(query.grid, BYTE_POINTER),
          point, query.radius],
     )
     iterator = cgutils.create_struct_proxy(sig.return_type)(context, builder)
@@ -100,7 +101,7 @@ def iternext_hash_grid_query(context, builder, sig, args, result):
     builder.position_at_end(refill)  # the current run is used up: ask for the next one
     more = native.call_native(
         context, builder, "sim_hash_grid_query_next_range", _I32,
-        [builder.bitcast(state, _BYTE_POINTER)],
+        [builder.bitcast(state, BYTE_POINTER)],
     )
     builder.cbranch(builder.icmp_signed("!=", more, zero), check, done)
 
@@ -125,39 +126,12 @@ def lower_hash_grid_point_id(context, builder, sig, args):
     grid, index = args
     return native.call_native(
         context, builder, "sim_hash_grid_point_id", _I32,
-        [grid_pointer(context, builder, sig.args[0], grid), index],
+        [handle_pointer(context, builder, sig.args[0], grid), index],
     )
-
-
-@lowering_registry.lower_getattr(HashGridType, "id")
-def hash_grid_id(context, builder, typ, value):
-    return value
-
-
-# --------------------------------------------------------------------------
-# CPU arguments
-
-
-@unbox(HashGridType)
-def unbox_hash_grid(typ, obj, c):
-    """A ``sim.HashGrid`` argument of CPU code: its ``_cpu_id`` (raises for CUDA grids)."""
-    address = cgutils.alloca_once_value(c.builder, ir.Constant(ir.IntType(64), 0))
-    failed = cgutils.alloca_once_value(c.builder, cgutils.true_bit)
-    id_obj = c.pyapi.object_getattr_string(obj, "_cpu_id")
-    with c.builder.if_then(cgutils.is_not_null(c.builder, id_obj)):
-        c.builder.store(c.pyapi.long_as_ulonglong(id_obj), address)
-        c.pyapi.decref(id_obj)
-        c.builder.store(cgutils.is_not_null(c.builder, c.pyapi.err_occurred()), failed)
-    return NativeValue(c.builder.load(address), is_error=c.builder.load(failed))
 
 
 # --------------------------------------------------------------------------
 # Intrinsics for the CUDA build (numba_sim/spatial/hash_grid_build_cuda.py)
-
-
-def _array_pointer(context, builder, array_type, array, element=ir.FloatType()):
-    data = context.make_array(array_type)(context, builder, value=array).data
-    return builder.bitcast(data, element.as_pointer())
 
 
 @intrinsic
@@ -169,10 +143,10 @@ def native_point_cells(typingctx, grid_id, points, begin, end, cells):
         grid, points_value, first, stop, cells_value = args
         native.call_native(
             context, builder, "sim_hash_grid_point_cells", _VOID,
-            [builder.inttoptr(grid, _BYTE_POINTER),
-             _array_pointer(context, builder, signature.args[1], points_value),
+            [builder.inttoptr(grid, BYTE_POINTER),
+             array_pointer(context, builder, signature.args[1], points_value),
              first, stop,
-             _array_pointer(context, builder, signature.args[4], cells_value, _I32)],
+             array_pointer(context, builder, signature.args[4], cells_value, _I32)],
         )
         return context.get_dummy_value()
 
@@ -190,9 +164,9 @@ def native_set_grid(typingctx, grid_id, dim_x, dim_y, dim_z, num_points, cell_wi
         grid, nx, ny, nz, count, width, ids, offsets = args
         native.call_native(
             context, builder, "sim_hash_grid_set", _VOID,
-            [builder.inttoptr(grid, _BYTE_POINTER), nx, ny, nz, count, width,
-             _array_pointer(context, builder, signature.args[6], ids, _I32),
-             _array_pointer(context, builder, signature.args[7], offsets, _I32)],
+            [builder.inttoptr(grid, BYTE_POINTER), nx, ny, nz, count, width,
+             array_pointer(context, builder, signature.args[6], ids, _I32),
+             array_pointer(context, builder, signature.args[7], offsets, _I32)],
         )
         return context.get_dummy_value()
 

@@ -11,20 +11,24 @@ from numba.core import cgutils, types
 from numba.core.extending import intrinsic
 
 
+def assume_nonnegative(context, builder, index):
+    """Tell LLVM (CPU target) that the LLVM integer *index* is >= 0; returns *index*."""
+    from numba_sim.native import is_cuda_context
+
+    if not is_cuda_context(context):
+        is_nonnegative = builder.icmp_signed(">=", index, ir.Constant(index.type, 0))
+        assume = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [ir.IntType(1)]), "llvm.assume")
+        builder.call(assume, [is_nonnegative])
+    return index
+
+
 @intrinsic
 def nonnegative(typingctx, value):
     if not isinstance(value, types.Integer):
         return None
 
     def codegen(context, builder, signature, args):
-        (index,) = args
-        from numba_sim.native import is_cuda_context
-
-        if not is_cuda_context(context):
-            is_nonnegative = builder.icmp_signed(">=", index, ir.Constant(index.type, 0))
-            assume = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(ir.VoidType(), [ir.IntType(1)]), "llvm.assume")
-            builder.call(assume, [is_nonnegative])
-        return index
+        return assume_nonnegative(context, builder, args[0])
 
     return value(value), codegen

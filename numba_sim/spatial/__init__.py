@@ -5,15 +5,30 @@ both Numba targets (CPU and CUDA).
 """
 
 from numba_sim import registry as _registry
+from numba_sim.lowering import bvh as _bvh_lowering  # noqa: F401
 from numba_sim.lowering import hash_grid as _hash_grid_lowering  # noqa: F401
+from numba_sim.lowering import mesh as _mesh_lowering  # noqa: F401
+from numba_sim.spatial.bvh import Bvh
+from numba_sim.spatial.bvh_query import bvh_query_aabb, bvh_query_next, bvh_query_ray
 from numba_sim.spatial.hash_grid import HashGrid
 from numba_sim.spatial.hash_grid_query import (
     hash_grid_point_id,
     hash_grid_query,
     hash_grid_query_next,
 )
+from numba_sim.spatial.mesh import Mesh
+from numba_sim.spatial.mesh_query import (
+    mesh_eval_position,
+    mesh_query_aabb,
+    mesh_query_aabb_next,
+    mesh_query_point,
+    mesh_query_ray,
+)
 from numba_sim.typing import hash_grid as _hash_grid_typing  # noqa: F401
 
 _registry.install()
 
-__all__ = ["HashGrid", "hash_grid_query", "hash_grid_point_id", "hash_grid_query_next"]
+__all__ = ["HashGrid", "hash_grid_query", "hash_grid_point_id", "hash_grid_query_next",
+           "Bvh", "bvh_query_aabb", "bvh_query_ray", "bvh_query_next",
+           "Mesh", "mesh_query_point", "mesh_query_ray", "mesh_query_aabb", "mesh_eval_position",
+           "mesh_query_aabb_next"]

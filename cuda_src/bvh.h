@@ -1,0 +1,407 @@
+// Bounding volume hierarchy over axis-aligned boxes: Warp's wp.Bvh.
+//
+// What host and device share: the tree layout, the queries (box overlap and
+// ray, one hit per call), the refit of one node, and the per-element steps of
+// the LBVH build (Morton codes, Karras' internal nodes, depth limit), which the
+// host build (bvh_host_build.cpp) runs in loops and the CUDA build
+// (numba_sim/spatial/bvh_build_cuda.py) one element per thread. The top-down
+// SAH and median builders are host code (bvh_host_build.cpp); on CUDA their
+// trees are built on the host and copied, as in Warp.
+//
+// Layout. `nodes` holds 32-byte nodes: lower bound and `left`, upper bound and
+// `right`. An inner node's children are nodes[left] and nodes[right]; a leaf
+// has the top bit of `left` set and covers the positions [left & 0x7fffffff,
+// right) of `primitive_indices`, which maps positions to the caller's item
+// (box) indices. The nodes reachable from `root` are the tree; a build may leave
+// unreachable slots (LBVH nodes below a collapsed subtree, the top-down
+// builders' slot 0, which puts every pair of children in one cache line).
+//
+// Depth. As in Warp, a node at depth >= 31 (the root has depth 0) is always a
+// leaf, whatever its size, so that a traversal stack of 32 entries never
+// overflows (Warp's traversal pushes both children of inner nodes at depths up
+// to 30: d + 2 <= 32 entries; the one here holds at most one node per depth
+// from 1 to 31).
+//
+// Refit. `refit_order` lists the reachable nodes by depth, deepest first, and
+// level_offsets[k] is where depth 31 - k starts in it (k = 0..32). Refitting
+// the nodes of one depth after those of all greater depths updates every node
+// from up-to-date children: on the host one pass over refit_order, on CUDA one
+// launch per depth. The items' boxes are the caller's arrays (item_lowers /
+// item_uppers, 3 floats per box), read again by every refit, as in Warp.
+//
+// Queries test boxes, not what the caller put in them: an AABB query yields
+// every item whose box overlaps the query box (closed boxes: touching counts),
+// a ray query every item whose box the ray start + t * dir, t >= 0, meets.
+// Each such item comes out exactly once, in no particular order. A query with
+// a NaN coordinate (or, for rays, an infinite one) yields nothing.
+#ifndef SIM_BVH_H
+#define SIM_BVH_H
+
+#include "sim_vec.h"
+
+#define SIM_BVH_STACK_SIZE 32
+#define SIM_BVH_MAX_DEPTH 31
+#define SIM_BVH_LEVELS 32
+#define SIM_BVH_LEAF_BIT 0x80000000u
+
+namespace sim {
+
+// Constructors, numbered as Warp's BvhConstructor.
+enum BvhConstructor { BVH_SAH = 0, BVH_MEDIAN = 1, BVH_LBVH = 2 };
+
+struct BvhNode {
+    float lower[3];
+    int32 left;  // inner: left child; leaf: first position | SIM_BVH_LEAF_BIT
+    float upper[3];
+    int32 right;  // inner: right child; leaf: end position
+};
+
+// The descriptor of a built tree; its address on its device is the tree's id.
+struct Bvh {
+    BvhNode* nodes;            // 2 * num_items slots
+    int32* primitive_indices;  // num_items: position -> item index
+    int32* refit_order;        // the num_nodes reachable nodes, deepest first
+    int32* level_offsets;      // SIM_BVH_LEVELS + 1 entries
+    const float* item_lowers;  // num_items x 3, the caller's boxes
+    const float* item_uppers;
+    int32 num_items;
+    int32 num_nodes;  // reachable nodes
+    int32 num_leaves;
+    int32 max_depth;
+    int32 root;
+    int32 leaf_size;
+    int32 constructor;
+    int32 reserved;
+};
+
+enum BvhQueryKind { BVH_QUERY_AABB = 0, BVH_QUERY_RAY = 1 };
+
+// The state of one traversal, on the caller's stack. AABB queries keep the
+// box in a / b; ray queries the start in a, the direction's reciprocal in b.
+// Private to this file: numba_sim only reserves its size.
+struct BvhQuery {
+    const Bvh* bvh;
+    float a[3];
+    float b[3];
+    int32 count;     // entries on the stack
+    int32 prim_cur;  // the leaf being enumerated: positions [prim_cur, prim_end)
+    int32 prim_end;
+    int32 kind;
+    int32 stack[SIM_BVH_STACK_SIZE];
+};
+
+static_assert(sizeof(BvhNode) == 32, "BvhNode layout changed: update numba_sim");
+static_assert(sizeof(Bvh) == 80, "Bvh layout changed: update numba_sim");
+static_assert(sizeof(BvhQuery) == 176, "BvhQuery layout changed: update numba_sim");
+
+SIM_FUNC bool bvh_is_leaf(const BvhNode& node) { return node.left < 0; }
+SIM_FUNC int32 bvh_leaf_begin(const BvhNode& node) { return node.left & 0x7fffffff; }
+SIM_FUNC int32 bvh_leaf_code(int32 begin) { return (int32)((uint32)begin | SIM_BVH_LEAF_BIT); }
+
+SIM_FUNC void bvh_set_leaf(BvhNode& node, int32 begin, int32 end) {
+    node.left = bvh_leaf_code(begin);
+    node.right = end;
+}
+
+SIM_FUNC bool is_nan_f(float x) { return !(x == x); }
+SIM_FUNC bool is_finite_f(float x) { return x - x == 0.0f; }
+
+// ---------------------------------------------------------------------------
+// Box tests (written so that NaN never passes)
+
+SIM_FUNC bool box_overlap(const float* lower, const float* upper, const float* q_lower,
+                          const float* q_upper) {
+    return q_lower[0] <= upper[0] && q_upper[0] >= lower[0] && q_lower[1] <= upper[1] &&
+           q_upper[1] >= lower[1] && q_lower[2] <= upper[2] && q_upper[2] >= lower[2];
+}
+
+// Minimum and maximum in one instruction each (unlike fminf / fmaxf on the
+// host); when b is NaN, both return a.
+SIM_FUNC float fast_min(float a, float b) { return b < a ? b : a; }
+SIM_FUNC float fast_max(float a, float b) { return b > a ? b : a; }
+
+// 1 / d, with +inf for both zeros (-0.0 + 0.0 is +0.0): see ray_box.
+SIM_FUNC float ray_reciprocal(float d) { return 1.0f / (d + 0.0f); }
+
+// Whether the ray start + t * dir (t >= 0), given by its (finite) start and
+// the ray_reciprocal of its (finite) direction, meets the closed box; `t_enter`
+// receives the entry parameter (negative when the start is inside the box).
+//
+// A direction component of 0 has the reciprocal +inf: the slab then gives
+// -inf / +inf (no constraint) when the start is between its planes, an empty
+// interval when outside, and NaN where the start lies on a plane (0 * inf):
+// in t0 on the lower plane, in t1 on the upper one.
+// The operands below are ordered so that a NaN bound is ignored (fast_min /
+// fast_max keep their first operand), which counts a start on a face plane as
+// inside the slab, as for any other ray touching the box.
+SIM_FUNC bool ray_box(const float* start, const float* inv_dir, const float* lower,
+                      const float* upper, float& t_enter) {
+    float t_min = -inf_f();
+    float t_max = inf_f();
+    for (int k = 0; k < 3; ++k) {
+        const float t0 = (lower[k] - start[k]) * inv_dir[k];
+        const float t1 = (upper[k] - start[k]) * inv_dir[k];
+        t_min = fast_max(t_min, fast_min(t0, t1));  // NaN only when t0 is
+        t_max = fast_min(t_max, fast_max(t1, t0));  // NaN only when t1 is
+    }
+    t_enter = t_min;
+    return t_max >= t_min && t_max >= 0.0f && t_min < inf_f();  // entering at +inf: never
+}
+
+// ---------------------------------------------------------------------------
+// Queries
+
+template <int KIND>
+SIM_FUNC bool bvh_query_test(const float* a, const float* b, const float* lower,
+                             const float* upper) {
+    if (KIND == BVH_QUERY_AABB) return box_overlap(lower, upper, a, b);
+    float t;
+    return ray_box(a, b, lower, upper, t);
+}
+
+// The stack holds nodes whose box passed the test: the root when it does.
+template <int KIND>
+SIM_FUNC void bvh_query_start(BvhQuery& q, const Bvh* bvh, bool valid) {
+    q.bvh = bvh;
+    q.prim_cur = 0;
+    q.prim_end = 0;
+    q.count = 0;
+    if (valid && bvh != nullptr && bvh->nodes != nullptr && bvh->num_items > 0) {
+        const BvhNode& root = bvh->nodes[bvh->root];
+        if (bvh_query_test<KIND>(q.a, q.b, root.lower, root.upper)) {
+            q.stack[0] = bvh->root;
+            q.count = 1;
+        }
+    }
+}
+
+SIM_FUNC void bvh_query_aabb_begin(BvhQuery& q, const Bvh* bvh, vec3f lower, vec3f upper) {
+    q.kind = BVH_QUERY_AABB;
+    store_vec3f(q.a, lower);
+    store_vec3f(q.b, upper);
+    const bool valid = !(is_nan_f(lower.x) || is_nan_f(lower.y) || is_nan_f(lower.z) ||
+                         is_nan_f(upper.x) || is_nan_f(upper.y) || is_nan_f(upper.z));
+    bvh_query_start<BVH_QUERY_AABB>(q, bvh, valid);
+}
+
+SIM_FUNC void bvh_query_ray_begin(BvhQuery& q, const Bvh* bvh, vec3f start, vec3f dir) {
+    q.kind = BVH_QUERY_RAY;
+    store_vec3f(q.a, start);
+    q.b[0] = ray_reciprocal(dir.x);
+    q.b[1] = ray_reciprocal(dir.y);
+    q.b[2] = ray_reciprocal(dir.z);
+    const bool valid = is_finite_f(start.x) && is_finite_f(start.y) && is_finite_f(start.z) &&
+                       is_finite_f(dir.x) && is_finite_f(dir.y) && is_finite_f(dir.z);
+    bvh_query_start<BVH_QUERY_RAY>(q, bvh, valid);
+}
+
+// The next item whose box passes the query's test, or -1 when there is none.
+// Inner nodes test both children and descend into those that pass, keeping
+// one on the stack when both do (so it holds at most one node per depth).
+// The state is worked on in locals and stored back before returning.
+template <int KIND>
+SIM_FUNC int32 bvh_query_next_item(BvhQuery& q) {
+    const Bvh& bvh = *q.bvh;
+    const BvhNode* nodes = bvh.nodes;
+    const int32* primitive_indices = bvh.primitive_indices;
+    const float a[3] = {q.a[0], q.a[1], q.a[2]};
+    const float b[3] = {q.b[0], q.b[1], q.b[2]};
+    int32 count = q.count;
+    int32 cur = q.prim_cur;
+    int32 end = q.prim_end;
+    int32 found = -1;
+    for (;;) {
+        while (cur < end) {
+            const int32 item = primitive_indices[cur++];
+            if (bvh_query_test<KIND>(a, b, bvh.item_lowers + 3 * (int64)item,
+                                     bvh.item_uppers + 3 * (int64)item)) {
+                found = item;
+                break;
+            }
+        }
+        if (found >= 0 || count == 0) break;
+        int32 index = q.stack[--count];  // its box passed
+        for (;;) {
+            const BvhNode& node = nodes[index];
+            if (bvh_is_leaf(node)) {
+                cur = bvh_leaf_begin(node);
+                end = node.right;
+                // a one-item leaf's box is the item's box, which passed
+                if (end - cur == 1) found = primitive_indices[cur++];
+                break;
+            }
+            const BvhNode& left = nodes[node.left];
+            const BvhNode& right = nodes[node.right];
+            const bool hit_left = bvh_query_test<KIND>(a, b, left.lower, left.upper);
+            const bool hit_right = bvh_query_test<KIND>(a, b, right.lower, right.upper);
+            if (hit_left) {
+                if (hit_right) q.stack[count++] = node.right;
+                index = node.left;
+            } else if (hit_right) {
+                index = node.right;
+            } else {
+                break;
+            }
+        }
+        if (found >= 0) break;
+    }
+    q.count = count;
+    q.prim_cur = cur;
+    q.prim_end = end;
+    return found;
+}
+
+// ---------------------------------------------------------------------------
+// Refit
+
+SIM_FUNC void bvh_refit_node(const Bvh& bvh, int32 index) {
+    BvhNode& node = bvh.nodes[index];
+    float lower[3], upper[3];
+    if (bvh_is_leaf(node)) {
+        const int32 begin = bvh_leaf_begin(node);
+        for (int k = 0; k < 3; ++k) {
+            lower[k] = inf_f();
+            upper[k] = -inf_f();
+        }
+        for (int32 i = begin; i < node.right; ++i) {
+            const int64 item = 3 * (int64)bvh.primitive_indices[i];
+            for (int k = 0; k < 3; ++k) {
+                lower[k] = min_f(lower[k], bvh.item_lowers[item + k]);
+                upper[k] = max_f(upper[k], bvh.item_uppers[item + k]);
+            }
+        }
+    } else {
+        const BvhNode& a = bvh.nodes[node.left];
+        const BvhNode& b = bvh.nodes[node.right];
+        for (int k = 0; k < 3; ++k) {
+            lower[k] = min_f(a.lower[k], b.lower[k]);
+            upper[k] = max_f(a.upper[k], b.upper[k]);
+        }
+    }
+    for (int k = 0; k < 3; ++k) {
+        node.lower[k] = lower[k];
+        node.upper[k] = upper[k];
+    }
+}
+
+// Refits the nodes of one depth: entries [level_offsets[k], level_offsets[k + 1])
+// of refit_order hold depth 31 - k. `i` counts from the start of the level.
+SIM_FUNC void bvh_refit_level_node(const Bvh& bvh, int32 k, int32 i) {
+    const int32 position = bvh.level_offsets[k] + i;
+    if (position < bvh.level_offsets[k + 1]) bvh_refit_node(bvh, bvh.refit_order[position]);
+}
+
+// ---------------------------------------------------------------------------
+// LBVH build steps (Karras 2012), one element each; the caller sorts the codes.
+// Inner node i (0 <= i < n - 1) is slot i, the leaf of sorted position k is
+// slot n - 1 + k, the root is slot 0 (the only leaf when n == 1).
+
+// Spreads the 10 low bits of v three bits apart.
+SIM_FUNC uint32 morton_spread(uint32 v) {
+    v = (v * 0x00010001u) & 0xFF0000FFu;
+    v = (v * 0x00000101u) & 0x0F00F00Fu;
+    v = (v * 0x00000011u) & 0xC30C30C3u;
+    v = (v * 0x00000005u) & 0x49249249u;
+    return v;
+}
+
+SIM_FUNC uint32 morton_axis(float x) {
+    const float scaled = x * 1024.0f;  // NaN-free: the caller checked the boxes
+    if (!(scaled > 0.0f)) return 0u;
+    return scaled >= 1023.0f ? 1023u : (uint32)scaled;
+}
+
+// 30-bit Morton code of item i's box centre, in the frame of the centres'
+// bounds: `origin` is their lower corner, `inv_extent` 1 / their size (0 for
+// a flat axis).
+SIM_FUNC int32 bvh_morton_code(const float* lowers, const float* uppers, int32 i,
+                               const float* origin, const float* inv_extent) {
+    uint32 code = 0;
+    for (int k = 0; k < 3; ++k) {
+        const int64 j = 3 * (int64)i + k;
+        const float centre = 0.5f * (lowers[j] + uppers[j]);
+        code |= morton_spread(morton_axis((centre - origin[k]) * inv_extent[k])) << (2 - k);
+    }
+    return (int32)code;
+}
+
+// Length of the common prefix of the keys (code, position) at i and j; -1 when
+// j is outside [0, n).
+SIM_FUNC int32 lbvh_delta(const int32* codes, int32 n, int32 i, int32 j) {
+    if (j < 0 || j >= n) return -1;
+    const uint32 a = (uint32)codes[i];
+    const uint32 b = (uint32)codes[j];
+    if (a != b) return clz_u32(a ^ b);
+    return 32 + clz_u32((uint32)i ^ (uint32)j);
+}
+
+// Slot i of the Karras tree over n sorted codes: inner node i (for i < n - 1:
+// its children, their parents and its range of positions [first, last]) and
+// the leaf of position i.
+SIM_FUNC void lbvh_build_node(const int32* codes, int32 n, int32 i, BvhNode* nodes,
+                              int32* parents, int32* ranges) {
+    const int32 leaf = n - 1 + i;
+    bvh_set_leaf(nodes[leaf], i, i + 1);
+    if (i == 0) parents[0] = -1;
+    if (i >= n - 1) return;
+    const int32 d = lbvh_delta(codes, n, i, i + 1) > lbvh_delta(codes, n, i, i - 1) ? 1 : -1;
+    const int32 delta_min = lbvh_delta(codes, n, i, i - d);
+    int32 length_max = 2;
+    while (lbvh_delta(codes, n, i, i + length_max * d) > delta_min) length_max *= 2;
+    int32 length = 0;
+    for (int32 t = length_max / 2; t >= 1; t /= 2) {
+        if (lbvh_delta(codes, n, i, i + (length + t) * d) > delta_min) length += t;
+    }
+    const int32 j = i + length * d;
+    const int32 delta_node = lbvh_delta(codes, n, i, j);
+    int32 split = 0;
+    int32 t = length;
+    do {
+        t = (t + 1) / 2;
+        if (lbvh_delta(codes, n, i, i + (split + t) * d) > delta_node) split += t;
+    } while (t > 1);
+    const int32 gamma = i + split * d + (d < 0 ? -1 : 0);
+    const int32 first = i < j ? i : j;
+    const int32 last = i < j ? j : i;
+    const int32 left = first == gamma ? n - 1 + gamma : gamma;
+    const int32 right = last == gamma + 1 ? n - 1 + gamma + 1 : gamma + 1;
+    nodes[i].left = left;
+    nodes[i].right = right;
+    parents[left] = i;
+    parents[right] = i;
+    ranges[2 * i] = first;
+    ranges[2 * i + 1] = last;
+}
+
+// Whether an inner slot of the Karras tree becomes a leaf: at the depth limit,
+// or holding no more than leaf_size items. Both only grow along a path, so
+// the top-most such node of a path is the one that becomes a leaf.
+SIM_FUNC bool lbvh_collapses(int32 depth, int32 first, int32 last, int32 leaf_size) {
+    return depth >= SIM_BVH_MAX_DEPTH || last - first + 1 <= leaf_size;
+}
+
+// Finishes slot s of the Karras tree: its depth (walking up the parents), and
+// whether it is reachable from the root; a reachable inner node that
+// collapses becomes a leaf over its range. Returns the depth, or -1 for an
+// unreachable slot.
+SIM_FUNC int32 lbvh_finish_node(BvhNode* nodes, const int32* parents, const int32* ranges,
+                                int32 n, int32 leaf_size, int32 s) {
+    int32 depth = 0;
+    for (int32 p = parents[s]; p >= 0; p = parents[p]) ++depth;
+    const int32 parent = parents[s];
+    if (parent >= 0 &&
+        lbvh_collapses(depth - 1, ranges[2 * parent], ranges[2 * parent + 1], leaf_size)) {
+        return -1;
+    }
+    if (s < n - 1 && lbvh_collapses(depth, ranges[2 * s], ranges[2 * s + 1], leaf_size)) {
+        bvh_set_leaf(nodes[s], ranges[2 * s], ranges[2 * s + 1] + 1);
+    }
+    return depth;
+}
+
+// The slot of refit_order's level group for a node at `depth` (deepest first).
+SIM_FUNC int32 bvh_level_group(int32 depth) { return SIM_BVH_MAX_DEPTH - depth; }
+
+}  // namespace sim
+
+#endif  // SIM_BVH_H

@@ -1,0 +1,479 @@
+// Triangle meshes: Warp's wp.Mesh queries on a BVH over the triangles' boxes.
+//
+// The mesh keeps the caller's points (num_points x 3 floats) and its own copy
+// of the indices (num_tris x 3); the BVH (bvh.h) is built over the triangles'
+// boxes, which the mesh owns and refits recompute. The queries read the
+// triangles' points from `leaf_points`, a copy in the BVH's leaf order that
+// builds and refits make (no index lookups, neighbouring triangles side by
+// side). A face's local edge k runs from its vertex k to vertex (k + 1) % 3.
+//
+// Closest point (mesh_query_point). Depth first, nearer child first: the
+// farther child waits on a stack with the squared distance from the query
+// point to its box, and nodes no nearer than the best point so far are
+// skipped. Each triangle's closest point comes from Ericson's Voronoi-region
+// test, which also says which feature (face interior, edge or vertex) it
+// lies on.
+// Zero-area triangles have no closest point of their own: their points lie on
+// the edges of others, and they are skipped (Warp skips them too).
+//
+// Sign (Warp's convention: negative inside, for counter-clockwise faces seen
+// from outside). Baerentzen and Aanaes' angle-weighted pseudo-normal of the
+// feature the closest point lies on: the face normal for a point inside the
+// face, the sum of the two unit face normals on an edge, and the sum of the
+// unit normals of the faces around a vertex, each weighted by its angle
+// there. sign = -1 when (p - closest) points against it, +1 otherwise. For a
+// closed, consistently wound 2-manifold mesh this is exact (whichever of
+// several equally close faces wins, they share the feature and its normal).
+// Open meshes, inconsistent winding, edges shared by more than two faces and
+// self-intersections make it unreliable near the offending features. The
+// edge normals come from `edge_faces` (the face across each edge, -1 for none,
+// from the topology, found once), the vertex normals from `vertex_normals`
+// (sums, recomputed by every refit). Warp decides the sign by casting three
+// rays instead; both agree on closed meshes.
+//
+// Ray (mesh_query_ray). The closest hit with 0 <= t < max_t, nearer child
+// first, pruning boxes entered after the best hit. The triangle test is Woop,
+// Benthin and Wald's watertight test (as Warp's, with its double-precision
+// fallback on edges): a ray through an edge or vertex shared by triangles hits
+// at least one of them and never slips between. sign is +1 for a hit on a
+// triangle's front (counter-clockwise) side, -1 on its back.
+#ifndef SIM_MESH_H
+#define SIM_MESH_H
+
+#include "bvh.h"
+
+namespace sim {
+
+struct Mesh {
+    const float* points;   // num_points x 3, the caller's
+    const int32* indices;  // num_tris x 3
+    float* tri_lowers;     // num_tris x 3: the triangles' boxes, items of `bvh`
+    float* tri_uppers;
+    const int32* edge_faces;  // num_tris x 3: the face across each edge, or -1
+    float* vertex_normals;    // num_points x 3: angle-weighted normal sums
+    float* leaf_points;       // num_tris x 9: the triangles' points, in BVH position order
+    int32 num_points;
+    int32 num_tris;
+    Bvh bvh;
+};
+
+static_assert(sizeof(Mesh) == 144, "Mesh layout changed: update numba_sim");
+
+// The result of mesh_query_point / mesh_query_ray, as numba_sim reads it.
+struct MeshHit {
+    float t;  // ray parameter (ray queries)
+    float u;  // barycentric weight of the face's vertex 0
+    float v;  // ... of vertex 1 (vertex 2 gets 1 - u - v)
+    float sign;
+    float normal[3];  // unit face normal (ray queries)
+    int32 face;
+};
+
+static_assert(sizeof(MeshHit) == 32, "MeshHit layout changed: update numba_sim");
+
+SIM_FUNC vec3f mesh_point(const Mesh& mesh, int32 i) {
+    return load_vec3f(mesh.points + 3 * (int64)i);
+}
+
+SIM_FUNC vec3f cross(vec3f a, vec3f b) {
+    return make_vec3f(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
+}
+
+SIM_FUNC vec3f normalized(vec3f a) {
+    const float l = length(a);
+    return l > 0.0f ? mul(a, 1.0f / l) : make_vec3f(0.0f, 0.0f, 0.0f);
+}
+
+SIM_FUNC void mesh_face(const Mesh& mesh, int32 f, vec3f& a, vec3f& b, vec3f& c) {
+    const int32* v = mesh.indices + 3 * (int64)f;
+    a = mesh_point(mesh, v[0]);
+    b = mesh_point(mesh, v[1]);
+    c = mesh_point(mesh, v[2]);
+}
+
+// ---------------------------------------------------------------------------
+// Per-face steps of builds and refits (host loops, one face per CUDA thread)
+
+SIM_FUNC void mesh_triangle_bounds(const Mesh& mesh, int32 f) {
+    vec3f a, b, c;
+    mesh_face(mesh, f, a, b, c);
+    float* lower = mesh.tri_lowers + 3 * (int64)f;
+    float* upper = mesh.tri_uppers + 3 * (int64)f;
+    lower[0] = fast_min(fast_min(a.x, b.x), c.x);
+    lower[1] = fast_min(fast_min(a.y, b.y), c.y);
+    lower[2] = fast_min(fast_min(a.z, b.z), c.z);
+    upper[0] = fast_max(fast_max(a.x, b.x), c.x);
+    upper[1] = fast_max(fast_max(a.y, b.y), c.y);
+    upper[2] = fast_max(fast_max(a.z, b.z), c.z);
+}
+
+// The angle between two vectors (0 when one is zero).
+SIM_FUNC float angle_between(vec3f a, vec3f b) {
+    const float la = length(a), lb = length(b);
+    if (!(la > 0.0f && lb > 0.0f)) return 0.0f;
+    return acos_f(clamp_f(dot(a, b) / (la * lb), -1.0f, 1.0f));
+}
+
+// The points of the triangle at BVH position i, copied where the queries read
+// them (leaf by leaf, without going through the indices).
+SIM_FUNC void mesh_leaf_triangle(const Mesh& mesh, int32 i) {
+    const int32* corners = mesh.indices + 3 * (int64)mesh.bvh.primitive_indices[i];
+    float* out = mesh.leaf_points + 9 * (int64)i;
+    for (int k = 0; k < 3; ++k) {
+        const float* p = mesh.points + 3 * (int64)corners[k];
+        out[3 * k + 0] = p[0];
+        out[3 * k + 1] = p[1];
+        out[3 * k + 2] = p[2];
+    }
+}
+
+// Adds face f's unit normal, times its angle at each vertex, to that vertex's
+// sum (atomically on the device; the host runs it on one thread).
+SIM_FUNC void mesh_add_vertex_normals(const Mesh& mesh, int32 f) {
+    vec3f p[3];
+    mesh_face(mesh, f, p[0], p[1], p[2]);
+    const vec3f n = normalized(cross(sub(p[1], p[0]), sub(p[2], p[0])));
+    if (n.x == 0.0f && n.y == 0.0f && n.z == 0.0f) return;  // zero area
+    for (int k = 0; k < 3; ++k) {
+        const vec3f corner = p[k];
+        const float angle = angle_between(sub(p[(k + 1) % 3], corner), sub(p[(k + 2) % 3], corner));
+        float* sum = mesh.vertex_normals + 3 * (int64)mesh.indices[3 * (int64)f + k];
+        atomic_add_f(sum + 0, angle * n.x);
+        atomic_add_f(sum + 1, angle * n.y);
+        atomic_add_f(sum + 2, angle * n.z);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Closest point
+
+// Feature of a triangle that a closest point lies on.
+enum { FEATURE_FACE = 0, FEATURE_VERTEX = 1, FEATURE_EDGE = 4 };  // + vertex / edge number
+
+// Ericson's closest point of triangle abc to p (Real-Time Collision Detection
+// 5.1.5): barycentric weights (u, v) of a and b, and the feature.
+SIM_FUNC vec3f closest_point_on_triangle(vec3f a, vec3f b, vec3f c, vec3f p, float& u, float& v,
+                                         int32& feature) {
+    const vec3f ab = sub(b, a), ac = sub(c, a), ap = sub(p, a);
+    const float d1 = dot(ab, ap), d2 = dot(ac, ap);
+    if (d1 <= 0.0f && d2 <= 0.0f) {
+        u = 1.0f, v = 0.0f, feature = FEATURE_VERTEX + 0;
+        return a;
+    }
+    const vec3f bp = sub(p, b);
+    const float d3 = dot(ab, bp), d4 = dot(ac, bp);
+    if (d3 >= 0.0f && d4 <= d3) {
+        u = 0.0f, v = 1.0f, feature = FEATURE_VERTEX + 1;
+        return b;
+    }
+    const float vc = d1 * d4 - d3 * d2;
+    if (vc <= 0.0f && d1 >= 0.0f && d3 <= 0.0f) {
+        const float s = d1 / (d1 - d3);
+        u = 1.0f - s, v = s, feature = FEATURE_EDGE + 0;  // edge ab
+        return add(a, mul(ab, s));
+    }
+    const vec3f cp = sub(p, c);
+    const float d5 = dot(ab, cp), d6 = dot(ac, cp);
+    if (d6 >= 0.0f && d5 <= d6) {
+        u = 0.0f, v = 0.0f, feature = FEATURE_VERTEX + 2;
+        return c;
+    }
+    const float vb = d5 * d2 - d1 * d6;
+    if (vb <= 0.0f && d2 >= 0.0f && d6 <= 0.0f) {
+        const float s = d2 / (d2 - d6);
+        u = 1.0f - s, v = 0.0f, feature = FEATURE_EDGE + 2;  // edge ca
+        return add(a, mul(ac, s));
+    }
+    const float va = d3 * d6 - d5 * d4;
+    if (va <= 0.0f && (d4 - d3) >= 0.0f && (d5 - d6) >= 0.0f) {
+        const float s = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        u = 0.0f, v = 1.0f - s, feature = FEATURE_EDGE + 1;  // edge bc
+        return add(b, mul(sub(c, b), s));
+    }
+    const float denom = 1.0f / (va + vb + vc);
+    v = vb * denom;
+    const float w = vc * denom;
+    u = 1.0f - v - w;
+    feature = FEATURE_FACE;
+    return add(a, add(mul(ab, v), mul(ac, w)));
+}
+
+// The pseudo-normal of `feature` of face f (see the top of this file).
+SIM_FUNC vec3f mesh_feature_normal(const Mesh& mesh, int32 f, int32 feature) {
+    vec3f a, b, c;
+    mesh_face(mesh, f, a, b, c);
+    const vec3f n = normalized(cross(sub(b, a), sub(c, a)));
+    if (feature >= FEATURE_EDGE) {
+        const int32 g = mesh.edge_faces[3 * (int64)f + feature - FEATURE_EDGE];
+        if (g < 0) return n;
+        vec3f d, e, h;
+        mesh_face(mesh, g, d, e, h);
+        return add(n, normalized(cross(sub(e, d), sub(h, d))));
+    }
+    if (feature >= FEATURE_VERTEX) {
+        const int32 vertex = mesh.indices[3 * (int64)f + feature - FEATURE_VERTEX];
+        return load_vec3f(mesh.vertex_normals + 3 * (int64)vertex);
+    }
+    return n;
+}
+
+// The nodes a nearer-child-first traversal left for later, with their keys (a
+// squared distance, or a ray's entry parameter); at most one per depth.
+struct NodeStack {
+    int32 nodes[SIM_BVH_STACK_SIZE];
+    float keys[SIM_BVH_STACK_SIZE];
+    int32 count = 0;
+
+    SIM_FUNC void push(int32 node, float key) {
+        nodes[count] = node;
+        keys[count++] = key;
+    }
+
+    // The latest node whose key is below `limit` (dropping the others on the
+    // way), or -1 when none is left.
+    SIM_FUNC int32 pop_below(float limit) {
+        while (count > 0) {
+            --count;
+            if (keys[count] < limit) return nodes[count];
+        }
+        return -1;
+    }
+};
+
+SIM_FUNC float box_distance_sq(vec3f p, const float* lower, const float* upper) {
+    const float dx = fast_max(fast_max(lower[0] - p.x, p.x - upper[0]), 0.0f);
+    const float dy = fast_max(fast_max(lower[1] - p.y, p.y - upper[1]), 0.0f);
+    const float dz = fast_max(fast_max(lower[2] - p.z, p.z - upper[2]), 0.0f);
+    return dx * dx + dy * dy + dz * dz;
+}
+
+// The point of the mesh closest to p, if one is closer than max_dist: its
+// face, barycentric u, v (weights of the face's vertices 0 and 1) and sign.
+SIM_FUNC bool mesh_query_point(const Mesh* mesh_ptr, vec3f p, float max_dist, MeshHit& hit) {
+    hit.face = -1;
+    hit.t = hit.u = hit.v = 0.0f;
+    hit.sign = 0.0f;
+    hit.normal[0] = hit.normal[1] = hit.normal[2] = 0.0f;
+    if (mesh_ptr == nullptr || mesh_ptr->num_tris <= 0 || mesh_ptr->bvh.nodes == nullptr) {
+        return false;
+    }
+    if (!(is_finite_f(p.x) && is_finite_f(p.y) && is_finite_f(p.z)) || !(max_dist > 0.0f)) {
+        return false;
+    }
+    const Mesh& mesh = *mesh_ptr;
+    const BvhNode* nodes = mesh.bvh.nodes;
+    float best = max_dist * max_dist;  // squared; a point must be strictly nearer
+    int32 best_face = -1, best_feature = 0;
+    float best_u = 0.0f, best_v = 0.0f;
+    vec3f best_point = p;
+
+    // Descend into the nearer child whose box is nearer than the best point,
+    // keeping the other pending with its squared distance
+    NodeStack pending;
+    const BvhNode& root = nodes[mesh.bvh.root];
+    int32 index = box_distance_sq(p, root.lower, root.upper) < best ? mesh.bvh.root : -1;
+    while (index >= 0 || (index = pending.pop_below(best)) >= 0) {
+        const BvhNode& node = nodes[index];
+        if (bvh_is_leaf(node)) {
+            for (int32 i = bvh_leaf_begin(node); i < node.right; ++i) {
+                const float* corners = mesh.leaf_points + 9 * (int64)i;
+                const vec3f a = load_vec3f(corners), b = load_vec3f(corners + 3);
+                const vec3f c = load_vec3f(corners + 6);
+                const vec3f n = cross(sub(b, a), sub(c, a));
+                if (n.x == 0.0f && n.y == 0.0f && n.z == 0.0f) continue;  // zero area
+                float u, v;
+                int32 feature;
+                const vec3f q = closest_point_on_triangle(a, b, c, p, u, v, feature);
+                const vec3f d = sub(q, p);
+                const float dist = dot(d, d);
+                if (dist < best) {
+                    best = dist;
+                    best_face = mesh.bvh.primitive_indices[i];
+                    best_u = u;
+                    best_v = v;
+                    best_feature = feature;
+                    best_point = q;
+                }
+            }
+            index = -1;
+            continue;
+        }
+        const BvhNode& left = nodes[node.left];
+        const BvhNode& right = nodes[node.right];
+        const float dl = box_distance_sq(p, left.lower, left.upper);
+        const float dr = box_distance_sq(p, right.lower, right.upper);
+        const bool left_first = dl <= dr;
+        const float near_dist = left_first ? dl : dr;
+        const float far_dist = left_first ? dr : dl;
+        if (far_dist < best) pending.push(left_first ? node.right : node.left, far_dist);
+        index = near_dist < best ? (left_first ? node.left : node.right) : -1;
+    }
+    if (best_face < 0) return false;
+    hit.face = best_face;
+    hit.u = best_u;
+    hit.v = best_v;
+    const vec3f normal = mesh_feature_normal(mesh, best_face, best_feature);
+    hit.sign = dot(sub(p, best_point), normal) < 0.0f ? -1.0f : 1.0f;
+    return true;
+}
+
+// ---------------------------------------------------------------------------
+// Ray
+
+// a * b - c * d with one rounding (nearly): Kahan's product difference with
+// fused multiply-adds on the device; on the host, where the library is built
+// for CPUs that may lack FMA (a call into libm), the exact products in double.
+SIM_FUNC float diff_product(float a, float b, float c, float d) {
+#ifdef SIM_DEVICE_COMPILE
+    const float cd = c * d;
+    return fmaf(a, b, -cd) + fmaf(-c, d, cd);
+#else
+    const float cd = c * d;
+    return __builtin_fmaf(a, b, -cd) + __builtin_fmaf(-c, d, cd);
+#endif
+}
+
+// Woop, Benthin and Wald's watertight ray-triangle test, set up once per ray:
+// the axis kz of the direction's largest component, kx and ky the others (in
+// the order that keeps the winding), and the shear that maps the ray onto +z.
+struct WatertightRay {
+    float start[3];
+    int kx, ky, kz;
+    float sx, sy, sz;
+};
+
+SIM_FUNC WatertightRay watertight_ray(const float* start, const float* dir) {
+    WatertightRay r;
+    for (int k = 0; k < 3; ++k) r.start[k] = start[k];
+    const float ax = abs_f(dir[0]), ay = abs_f(dir[1]), az = abs_f(dir[2]);
+    r.kz = ax > ay ? (ax > az ? 0 : 2) : (ay > az ? 1 : 2);
+    r.kx = r.kz == 2 ? 0 : r.kz + 1;
+    r.ky = r.kx == 2 ? 0 : r.kx + 1;
+    const float dz = dir[r.kz];
+    if (dz < 0.0f) {  // keep the winding
+        const int k = r.kx;
+        r.kx = r.ky;
+        r.ky = k;
+    }
+    r.sx = dir[r.kx] / dz;
+    r.sy = dir[r.ky] / dz;
+    r.sz = 1.0f / dz;
+    return r;
+}
+
+// Whether the ray hits the triangle of the points a, b, c (3 floats each); t,
+// the weights u, v of a and b, and the side (det > 0: front) when it does.
+SIM_FUNC bool watertight_hit(const WatertightRay& r, const float* a, const float* b,
+                             const float* c, float& t, float& u, float& v, float& det) {
+    const int kx = r.kx, ky = r.ky, kz = r.kz;
+    const float az = a[kz] - r.start[kz], bz = b[kz] - r.start[kz], cz = c[kz] - r.start[kz];
+    const float Ax = (a[kx] - r.start[kx]) - r.sx * az, Ay = (a[ky] - r.start[ky]) - r.sy * az;
+    const float Bx = (b[kx] - r.start[kx]) - r.sx * bz, By = (b[ky] - r.start[ky]) - r.sy * bz;
+    const float Cx = (c[kx] - r.start[kx]) - r.sx * cz, Cy = (c[ky] - r.start[ky]) - r.sy * cz;
+    float U = diff_product(Cx, By, Cy, Bx);
+    float V = diff_product(Ax, Cy, Ay, Cx);
+    float W = diff_product(Bx, Ay, By, Ax);
+    if (U == 0.0f || V == 0.0f || W == 0.0f) {  // on an edge: decide in double precision
+        U = (float)((double)Cx * (double)By - (double)Cy * (double)Bx);
+        V = (float)((double)Ax * (double)Cy - (double)Ay * (double)Cx);
+        W = (float)((double)Bx * (double)Ay - (double)By * (double)Ax);
+    }
+    if ((U < 0.0f || V < 0.0f || W < 0.0f) && (U > 0.0f || V > 0.0f || W > 0.0f)) return false;
+    det = U + V + W;
+    if (det == 0.0f) return false;
+    const float T = r.sz * (U * az + V * bz + W * cz);
+    const float inv_det = 1.0f / det;
+    t = T * inv_det;
+    u = U * inv_det;
+    v = V * inv_det;
+    return true;
+}
+
+// The closest hit of the ray start + t * dir with 0 <= t < max_t: its t,
+// face, barycentric u, v, sign and unit face normal.
+SIM_FUNC bool mesh_query_ray(const Mesh* mesh_ptr, vec3f start, vec3f dir, float max_t,
+                             MeshHit& hit) {
+    hit.face = -1;
+    hit.t = hit.u = hit.v = 0.0f;
+    hit.sign = 0.0f;
+    hit.normal[0] = hit.normal[1] = hit.normal[2] = 0.0f;
+    if (mesh_ptr == nullptr || mesh_ptr->num_tris <= 0 || mesh_ptr->bvh.nodes == nullptr) {
+        return false;
+    }
+    const bool finite = is_finite_f(start.x) && is_finite_f(start.y) && is_finite_f(start.z) &&
+                        is_finite_f(dir.x) && is_finite_f(dir.y) && is_finite_f(dir.z);
+    if (!finite || (dir.x == 0.0f && dir.y == 0.0f && dir.z == 0.0f) || is_nan_f(max_t)) {
+        return false;
+    }
+    const Mesh& mesh = *mesh_ptr;
+    const BvhNode* nodes = mesh.bvh.nodes;
+    const float s[3] = {start.x, start.y, start.z};
+    const float d[3] = {dir.x, dir.y, dir.z};
+    const float inv[3] = {ray_reciprocal(dir.x), ray_reciprocal(dir.y), ray_reciprocal(dir.z)};
+    const WatertightRay ray = watertight_ray(s, d);
+    float best_t = max_t;
+    int32 best = -1;  // BVH position of the closest hit
+    float best_u = 0.0f, best_v = 0.0f, best_det = 0.0f;
+
+    // Descend into the nearer child that the ray meets before the best hit,
+    // keeping the other pending with its entry parameter
+    NodeStack pending;
+    float t_enter;
+    const BvhNode& root = nodes[mesh.bvh.root];
+    int32 index = ray_box(s, inv, root.lower, root.upper, t_enter) && t_enter < best_t
+                      ? mesh.bvh.root : -1;
+    while (index >= 0 || (index = pending.pop_below(best_t)) >= 0) {
+        const BvhNode& node = nodes[index];
+        if (bvh_is_leaf(node)) {
+            for (int32 i = bvh_leaf_begin(node); i < node.right; ++i) {
+                const float* corners = mesh.leaf_points + 9 * (int64)i;
+                float t, u, v, det;
+                if (watertight_hit(ray, corners, corners + 3, corners + 6, t, u, v, det) &&
+                    t >= 0.0f && t < best_t) {
+                    best_t = t;
+                    best = i;
+                    best_u = u;
+                    best_v = v;
+                    best_det = det;
+                }
+            }
+            index = -1;
+            continue;
+        }
+        const BvhNode& left = nodes[node.left];
+        const BvhNode& right = nodes[node.right];
+        float tl, tr;
+        const bool hl = ray_box(s, inv, left.lower, left.upper, tl) && tl < best_t;
+        const bool hr = ray_box(s, inv, right.lower, right.upper, tr) && tr < best_t;
+        if (hl && hr) {
+            const bool left_first = tl <= tr;
+            pending.push(left_first ? node.right : node.left, left_first ? tr : tl);
+            index = left_first ? node.left : node.right;
+        } else {
+            index = hl ? node.left : (hr ? node.right : -1);
+        }
+    }
+    if (best < 0) return false;
+    const float* corners = mesh.leaf_points + 9 * (int64)best;
+    const vec3f a = load_vec3f(corners), b = load_vec3f(corners + 3), c = load_vec3f(corners + 6);
+    store_vec3f(hit.normal, normalized(cross(sub(b, a), sub(c, a))));
+    hit.t = best_t;
+    hit.u = best_u;
+    hit.v = best_v;
+    hit.sign = best_det > 0.0f ? 1.0f : -1.0f;
+    hit.face = mesh.bvh.primitive_indices[best];
+    return true;
+}
+
+// The point of face f with barycentric weights u, v (and 1 - u - v); the
+// origin for a face outside the mesh.
+SIM_FUNC vec3f mesh_eval_position(const Mesh* mesh, int32 f, float u, float v) {
+    if (mesh == nullptr || f < 0 || f >= mesh->num_tris) return make_vec3f(0.0f, 0.0f, 0.0f);
+    vec3f a, b, c;
+    mesh_face(*mesh, f, a, b, c);
+    return add(add(mul(a, u), mul(b, v)), mul(c, 1.0f - u - v));
+}
+
+}  // namespace sim
+
+#endif  // SIM_MESH_H

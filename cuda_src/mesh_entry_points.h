@@ -1,0 +1,85 @@
+// The C ABI of mesh.h, included once by entry_points.cpp (built into the host
+// library and into the device code). Meshes travel as untyped pointers;
+// numba_sim reserves their size and reads MeshHit results
+// (numba_sim/lowering/mesh.py); its tests check both against sim_mesh_layout().
+// The CPU builds are host-only: mesh_host_build.cpp.
+#ifndef SIM_MESH_ENTRY_POINTS_H
+#define SIM_MESH_ENTRY_POINTS_H
+
+#include "mesh.h"
+
+// sizeof(Mesh), sizeof(MeshHit), offsetof(Mesh, bvh).
+SIM_EXPORT void sim_mesh_layout(int* sizes) {
+    sizes[0] = (int)sizeof(sim::Mesh);
+    sizes[1] = (int)sizeof(sim::MeshHit);
+    sizes[2] = (int)__builtin_offsetof(sim::Mesh, bvh);
+}
+
+// Fills a descriptor's mesh part (its BVH is filled by the BVH build).
+SIM_EXPORT void sim_mesh_set(void* mesh_ptr, const float* points, const int* indices,
+                             float* tri_lowers, float* tri_uppers, const int* edge_faces,
+                             float* vertex_normals, float* leaf_points, int num_points,
+                             int num_tris) {
+    sim::Mesh& mesh = *static_cast<sim::Mesh*>(mesh_ptr);
+    mesh.points = points;
+    mesh.indices = indices;
+    mesh.tri_lowers = tri_lowers;
+    mesh.tri_uppers = tri_uppers;
+    mesh.edge_faces = edge_faces;
+    mesh.vertex_normals = vertex_normals;
+    mesh.leaf_points = leaf_points;
+    mesh.num_points = num_points;
+    mesh.num_tris = num_tris;
+}
+
+// Points the mesh at another points array (of the same size).
+SIM_EXPORT void sim_mesh_set_points(void* mesh_ptr, const float* points) {
+    static_cast<sim::Mesh*>(mesh_ptr)->points = points;
+}
+
+// Whether a point of the mesh is nearer than max_dist; *hit (sign, face, u,
+// v) when it is.
+SIM_EXPORT SIM_HOT int sim_mesh_query_point(const void* mesh, const float* point, float max_dist,
+                                    void* hit) {
+    return sim::mesh_query_point(static_cast<const sim::Mesh*>(mesh), sim::load_vec3f(point),
+                                 max_dist, *static_cast<sim::MeshHit*>(hit));
+}
+
+// Whether the ray hits the mesh at some 0 <= t < max_t; *hit (t, u, v, sign,
+// normal, face) of the closest hit when it does.
+SIM_EXPORT SIM_HOT int sim_mesh_query_ray(const void* mesh, const float* start, const float* dir,
+                                  float max_t, void* hit) {
+    return sim::mesh_query_ray(static_cast<const sim::Mesh*>(mesh), sim::load_vec3f(start),
+                               sim::load_vec3f(dir), max_t, *static_cast<sim::MeshHit*>(hit));
+}
+
+// Starts an AABB query of the triangles' boxes (continued by sim_bvh_query_aabb_next).
+SIM_EXPORT void sim_mesh_query_aabb_begin(void* query, const void* mesh, const float* lower,
+                                          const float* upper) {
+    const sim::Mesh* m = static_cast<const sim::Mesh*>(mesh);
+    sim::bvh_query_aabb_begin(*static_cast<sim::BvhQuery*>(query),
+                              m == nullptr ? nullptr : &m->bvh, sim::load_vec3f(lower),
+                              sim::load_vec3f(upper));
+}
+
+SIM_EXPORT void sim_mesh_eval_position(const void* mesh, int face, float u, float v, float* out) {
+    sim::store_vec3f(out, sim::mesh_eval_position(static_cast<const sim::Mesh*>(mesh), face, u, v));
+}
+
+// ---------------------------------------------------------------------------
+// Steps of the CUDA builds and refits, one face per call
+
+SIM_EXPORT void sim_mesh_triangle_bounds(const void* mesh, int face) {
+    sim::mesh_triangle_bounds(*static_cast<const sim::Mesh*>(mesh), face);
+}
+
+SIM_EXPORT void sim_mesh_add_vertex_normals(const void* mesh, int face) {
+    sim::mesh_add_vertex_normals(*static_cast<const sim::Mesh*>(mesh), face);
+}
+
+// (after the BVH's build or refit, one BVH position per call)
+SIM_EXPORT void sim_mesh_leaf_triangle(const void* mesh, int position) {
+    sim::mesh_leaf_triangle(*static_cast<const sim::Mesh*>(mesh), position);
+}
+
+#endif  // SIM_MESH_ENTRY_POINTS_H

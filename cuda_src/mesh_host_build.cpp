@@ -1,0 +1,114 @@
+// Host only (never compiled by NVRTC): building and refitting meshes on the
+// CPU (the layout and the per-face steps are in mesh.h), and the edge
+// adjacency, which CUDA meshes take from here too (it depends on the indices
+// only). numba_sim/spatial calls these entry points through ctypes.
+#include <algorithm>
+#include <vector>
+
+#include "host_threads.h"
+#include "mesh.h"
+
+using sim::int32;
+using sim::int64;
+
+// bvh_host_build.cpp
+SIM_EXPORT void sim_bvh_build_host(void* bvh_ptr, const float* lowers, const float* uppers, int n,
+                                   int constructor, int leaf_size, void* nodes,
+                                   int* primitive_indices, int* refit_order, int* level_offsets,
+                                   int max_threads);
+SIM_EXPORT void sim_bvh_refit_host(void* bvh_ptr);
+
+namespace {
+
+const int64 kMinFacesPerThread = 16384;
+
+void triangle_bounds(const sim::Mesh& mesh, int max_threads) {
+    sim::parallel_chunks(mesh.num_tris, max_threads, kMinFacesPerThread,
+                         [&](int64 begin, int64 end) {
+                             for (int64 f = begin; f < end; ++f) {
+                                 sim::mesh_triangle_bounds(mesh, int32(f));
+                             }
+                         });
+}
+
+void leaf_triangles(const sim::Mesh& mesh, int max_threads) {
+    sim::parallel_chunks(mesh.num_tris, max_threads, kMinFacesPerThread,
+                         [&](int64 begin, int64 end) {
+                             for (int64 i = begin; i < end; ++i) {
+                                 sim::mesh_leaf_triangle(mesh, int32(i));
+                             }
+                         });
+}
+
+void vertex_normals(const sim::Mesh& mesh) {
+    std::fill(mesh.vertex_normals, mesh.vertex_normals + 3 * (int64)mesh.num_points, 0.0f);
+    for (int32 f = 0; f < mesh.num_tris; ++f) sim::mesh_add_vertex_normals(mesh, f);
+}
+
+}  // namespace
+
+// edge_faces[3 f + k] = the face across edge k of face f (from its vertex k to
+// vertex (k + 1) % 3): the other face with that edge when exactly two faces
+// have it, else -1 (a boundary edge, an edge of three or more faces, or an
+// edge joining a vertex to itself). Faces are matched by vertex pair,
+// whichever way they run along it. Indices must be in [0, num_points).
+SIM_EXPORT void sim_mesh_edge_faces(const int* indices, int num_tris, int num_points,
+                                    int* edge_faces) {
+    // half-edges bucketed by their lower vertex (a counting sort)
+    const int64 num_half_edges = 3 * (int64)num_tris;
+    std::vector<int64> starts(int64(num_points) + 1, 0);
+    for (int64 h = 0; h < num_half_edges; ++h) {
+        const int32 a = indices[h], b = indices[h - h % 3 + (h % 3 + 1) % 3];
+        ++starts[std::min(a, b) + 1];
+    }
+    for (int64 v = 0; v < num_points; ++v) starts[v + 1] += starts[v];
+    std::vector<int64> cursor(starts.begin(), starts.end() - 1);
+    std::vector<std::pair<int32, int64>> bucket(num_half_edges);  // (upper vertex, half-edge)
+    for (int64 h = 0; h < num_half_edges; ++h) {
+        const int32 a = indices[h], b = indices[h - h % 3 + (h % 3 + 1) % 3];
+        bucket[cursor[std::min(a, b)]++] = {std::max(a, b), h};
+    }
+    for (int64 v = 0; v < num_points; ++v) {
+        for (int64 i = starts[v]; i < starts[v + 1]; ++i) {
+            const int64 h = bucket[i].second;
+            int64 other = -1, matches = 0;
+            if (bucket[i].first != v) {
+                for (int64 j = starts[v]; j < starts[v + 1]; ++j) {
+                    if (j != i && bucket[j].first == bucket[i].first) {
+                        other = bucket[j].second;
+                        ++matches;
+                    }
+                }
+            }
+            edge_faces[h] = matches == 1 ? int32(other / 3) : -1;
+        }
+    }
+}
+
+// Builds the mesh whose descriptor was filled by sim_mesh_set (its points,
+// indices and buffers): the triangles' boxes, the edge adjacency (into
+// edge_faces, the descriptor's), the vertex normals, the BVH over the boxes
+// into the BVH buffers (as sim_bvh_build_host) and the leaf-ordered points, on
+// up to max_threads threads.
+SIM_EXPORT void sim_mesh_build_host(void* mesh_ptr, int* edge_faces, int constructor,
+                                    int leaf_size, void* nodes, int* primitive_indices,
+                                    int* refit_order, int* level_offsets, int max_threads) {
+    sim::Mesh& mesh = *static_cast<sim::Mesh*>(mesh_ptr);
+    triangle_bounds(mesh, max_threads);
+    sim_mesh_edge_faces(mesh.indices, mesh.num_tris, mesh.num_points, edge_faces);
+    vertex_normals(mesh);
+    sim_bvh_build_host(&mesh.bvh, mesh.tri_lowers, mesh.tri_uppers, mesh.num_tris, constructor,
+                       leaf_size, nodes, primitive_indices, refit_order, level_offsets,
+                       max_threads);
+    leaf_triangles(mesh, max_threads);
+}
+
+// After the points moved: the triangles' boxes, the vertex normals, the BVH and
+// the leaf-ordered copy of the points.
+SIM_EXPORT void sim_mesh_refit_host(void* mesh_ptr, int max_threads) {
+    sim::Mesh& mesh = *static_cast<sim::Mesh*>(mesh_ptr);
+    triangle_bounds(mesh, max_threads);
+    vertex_normals(mesh);
+    sim_bvh_refit_host(&mesh.bvh);
+    leaf_triangles(mesh, max_threads);
+}

@@ -1,0 +1,204 @@
+"""``sim.Bvh``: Warp's bounding volume hierarchy over boxes, on the CPU or CUDA.
+
+    lowers = np.array(..., dtype=np.float32)      # (n, 3): the boxes' lower corners
+    uppers = np.array(..., dtype=np.float32)      # (n, 3): their upper corners
+    bvh = sim.Bvh(lowers, uppers)                 # CUDA arrays make a CUDA tree
+
+    @numba.njit(parallel=True)
+    def overlaps(bvh, lowers, uppers, counts):
+        for i in numba.prange(lowers.shape[0]):
+            lo = sim.vec3(lowers[i, 0], lowers[i, 1], lowers[i, 2])
+            hi = sim.vec3(uppers[i, 0], uppers[i, 1], uppers[i, 2])
+            for j in sim.bvh_query_aabb(bvh, lo, hi):
+                counts[i] += 1
+
+Constructors (Warp's): ``"sah"`` (surface area heuristic, 16 bins per axis;
+the CPU default), ``"median"`` (split at the median centre along the longest
+axis) and ``"lbvh"`` (Karras' linear BVH on 30-bit Morton codes; the CUDA
+default, also available on the CPU). On CUDA, SAH and median trees are built
+on the host and copied, as in Warp; LBVH is built on the GPU.
+
+The tree keeps the caller's ``lowers`` and ``uppers``: after changing them in
+place, :meth:`Bvh.refit` updates the boxes of the tree (same topology) and
+:meth:`Bvh.rebuild` builds it anew. Bounds must be finite and lower <= upper
+(checked at construction, and by CPU refits and rebuilds). An empty tree
+(n == 0) is allowed: its queries yield nothing.
+
+Queries test boxes, as Warp's: they yield the boxes that overlap a box or
+that a ray meets, each once, not what the caller put in them. Nodes at
+depth 31 and below are leaves whatever their size, so a traversal's stack of
+32 entries never overflows; each query (each loop) has its own stack.
+
+The algorithms are ``cuda_src/bvh.h`` and ``cuda_src/bvh_host_build.cpp``.
+"""
+
+import collections
+import threading
+
+import numba
+import numpy as np
+
+from numba_sim.spatial.bvh_query import bvh_functions, cpu_bvhs
+from numba_sim.spatial.common import (
+    SpatialStructure,
+    address,
+    aligned_zeros,
+    check_finite_rows,
+    positive_int,
+    vec3_array,
+)
+from numba_sim.typing.bvh import bvh_type
+
+#: Constructor name -> Warp's BvhConstructor number (as cuda_src/bvh.h).
+CONSTRUCTORS = {"sah": 0, "median": 1, "lbvh": 2}
+
+#: ``sizeof(sim::Bvh)`` in 8-byte words, and the depth levels of refit_order.
+DESCRIPTOR_WORDS = 10
+LEVELS = 32
+
+BvhStats = collections.namedtuple("BvhStats", "depth nodes leaves sah_cost")
+BvhStats.__doc__ = """Shape of a tree: its depth (the root is 0), reachable nodes, leaves, and
+SAH cost: the sum over inner nodes of area / root area, plus the sum over
+leaves of area / root area times their box count."""
+
+
+class Bvh(SpatialStructure):
+    """A bounding volume hierarchy over the boxes ``lowers[i]``-``uppers[i]``.
+
+    ``lowers`` and ``uppers`` are C-contiguous ``(n, 3)`` float32 arrays on one
+    device: NumPy arrays make a CPU tree; CUDA arrays (CuPy, or anything with
+    ``__cuda_array_interface__``) a tree on the current CUDA device.
+    ``constructor`` is ``"sah"``, ``"median"``, ``"lbvh"`` or None (Warp's
+    default: SAH on the CPU, LBVH on CUDA); ``leaf_size`` the number of boxes
+    a leaf may hold (Warp's, default 1).
+
+    ``id`` is the address of the tree's descriptor on its device, as in Warp:
+    kernels take the tree itself or ``bvh.id`` (a ``uint64``). Rebuilds, refits
+    and Python-mode queries of one tree are serialized by a lock; as in Warp,
+    compiled code must not query a tree while it is being rebuilt or refit.
+    """
+
+    numba_type = bvh_type
+
+    def __init__(self, lowers, uppers, constructor=None, leaf_size=1):
+        n, device = vec3_array("Bvh", "lowers", lowers)
+        n_upper, _ = vec3_array("Bvh", "uppers", uppers, device)
+        if n_upper != n:
+            raise ValueError(f"Bvh(uppers=...): uppers has {n_upper} rows but lowers has {n}")
+        self.device = device
+        self.lowers = lowers
+        self.uppers = uppers
+        self.leaf_size = positive_int("Bvh", "leaf_size", leaf_size)
+        self.constructor = constructor_name("Bvh", constructor, device)
+        self._lock = threading.RLock()
+        if device == "cpu":
+            self._storage = CpuBvhStorage(lowers, uppers)
+        else:
+            from numba_sim.spatial.bvh_build_cuda import CudaBvhStorage
+
+            self._storage = CudaBvhStorage(lowers, uppers, int(device.split(":")[1]))
+        self._storage.check_boxes("Bvh")
+        self._storage.build(CONSTRUCTORS[self.constructor], self.leaf_size)
+        if device == "cpu":
+            cpu_bvhs.add(self)
+
+    # ---------------------------------------------------------------- properties
+
+    @property
+    def num_items(self):
+        """Number of boxes."""
+        return self._storage.num_items
+
+    def __repr__(self):
+        return (f"Bvh({self.num_items} boxes, constructor={self.constructor!r}, "
+                f"leaf_size={self.leaf_size}, device={self.device!r})")
+
+    # ------------------------------------------------------------------- methods
+    # (refit: SpatialStructure's)
+
+    def rebuild(self, constructor=None):
+        """Build the tree anew from the current ``lowers`` / ``uppers``, reusing its buffers.
+
+        ``constructor`` as in the constructor (None: the device's default).
+        """
+        constructor = constructor_name("Bvh.rebuild", constructor, self.device)
+        with self._lock:
+            self._storage.check_boxes("Bvh.rebuild")
+            self._storage.build(CONSTRUCTORS[constructor], self.leaf_size)
+            self.constructor = constructor
+
+    def stats(self):
+        """The tree's :class:`BvhStats` (depth, nodes, leaves, SAH cost)."""
+        with self._lock:
+            nodes, root = self._storage.host_nodes()
+            out = np.zeros(4, dtype=np.float64)
+            bvh_functions["sim_bvh_stats"](address(nodes), root, self.num_items, address(out))
+        return BvhStats(int(out[0]), int(out[1]), int(out[2]), float(out[3]))
+
+
+class CpuBvhStorage:
+    """The descriptor and buffers of a CPU tree, and its builds.
+
+    The descriptor lives in a NumPy array, whose address is the tree's id.
+    """
+
+    def __init__(self, lowers, uppers):
+        self.lowers, self.uppers = lowers, uppers
+        self.num_items = n = lowers.shape[0]
+        slots = max(2 * n, 1)
+        self.descriptor = np.zeros(DESCRIPTOR_WORDS, dtype=np.uint64)
+        self.id = address(self.descriptor)
+        self.nodes = aligned_zeros((slots, 8), np.int32)  # 32-byte sim::BvhNode
+        self.primitive_indices = np.zeros(max(n, 1), dtype=np.int32)
+        self.refit_order = np.zeros(slots, dtype=np.int32)
+        self.level_offsets = np.zeros(LEVELS + 1, dtype=np.int32)
+
+    def check_boxes(self, where):
+        check_boxes(where, self.lowers, self.uppers)
+
+    check_inputs = check_boxes
+
+    def build(self, constructor, leaf_size):
+        bvh_functions["sim_bvh_build_host"](
+            self.id, address(self.lowers), address(self.uppers), self.num_items, constructor,
+            leaf_size, address(self.nodes), address(self.primitive_indices),
+            address(self.refit_order), address(self.level_offsets), numba.get_num_threads(),
+        )
+
+    def refit(self):
+        bvh_functions["sim_bvh_refit_host"](self.id)
+
+    def host_nodes(self):
+        return self.nodes, counts(self.id)[4]
+
+
+def counts(descriptor_address):
+    """The descriptor's counts: num_items, num_nodes, num_leaves, max_depth, root, leaf_size,
+    constructor (a host descriptor)."""
+    out = np.zeros(7, dtype=np.int32)
+    bvh_functions["sim_bvh_counts"](descriptor_address, address(out))
+    return out.tolist()
+
+
+# -------------------------------------------------------------------- validation
+
+
+def constructor_name(where, constructor, device, argument="constructor"):
+    """The constructor's name (None: the device's default); ValueError naming ``argument``."""
+    if constructor is None:
+        return "sah" if device == "cpu" else "lbvh"
+    if not isinstance(constructor, str) or constructor not in CONSTRUCTORS:
+        raise ValueError(f"{where}({argument}={constructor!r}): expected 'sah', 'median', "
+                         "'lbvh' or None")
+    return constructor
+
+
+def check_boxes(where, lowers, uppers):
+    """Finite bounds with lowers <= uppers (NumPy arrays); errors name the argument."""
+    check_finite_rows(where, "lowers", lowers)
+    check_finite_rows(where, "uppers", uppers)
+    inverted = (lowers > uppers).any(axis=1)
+    if inverted.any():
+        row = int(np.argmax(inverted))
+        raise ValueError(f"{where}(lowers=..., uppers=...): box {row} has lowers[{row}] = "
+                         f"{lowers[row].tolist()} above uppers[{row}] = {uppers[row].tolist()}")

@@ -1,0 +1,108 @@
+"""Kernel-side BVH functions, and how they run when called from Python.
+
+``bvh_query_aabb(bvh, lower, upper)`` and ``bvh_query_ray(bvh, start, dir)``
+(and Warp's ``bvh_query_next``, which numba_sim replaces by ``for j in
+query:`` loops) are typed and lowered for compiled code in
+:mod:`numba_sim.typing.bvh` / :mod:`numba_sim.lowering.bvh`. Called from
+Python (a ``@sim.func`` run as Python, a test) they run the very same
+``cuda_src/bvh.h`` traversal of the host library through ctypes, on CPU
+trees: the ``sim.Bvh`` itself or its ``id``.
+"""
+
+import numpy as np
+
+from numba_sim.spatial.common import (
+    INT,
+    POINTER,
+    CpuRegistry,
+    HostFunctions,
+    address,
+    cpu_structure,
+    vec3_argument,
+)
+
+#: ``sizeof(sim::BvhQuery)`` in cuda_src/bvh.h.
+QUERY_STATE_BYTES = 176
+
+#: Entry points of cuda_src/bvh_entry_points.h and bvh_host_build.cpp -> ctypes signature.
+bvh_functions = HostFunctions({
+    "sim_bvh_layout": ([POINTER], None),
+    "sim_bvh_counts": ([POINTER, POINTER], None),
+    "sim_bvh_query_aabb_begin": ([POINTER] * 4, None),
+    "sim_bvh_query_ray_begin": ([POINTER] * 4, None),
+    "sim_bvh_query_aabb_next": ([POINTER], INT),
+    "sim_bvh_query_ray_next": ([POINTER], INT),
+    "sim_bvh_build_host": ([POINTER] * 3 + [INT] * 3 + [POINTER] * 4 + [INT], None),
+    "sim_bvh_refit_host": ([POINTER], None),
+    "sim_bvh_stats": ([POINTER, INT, INT, POINTER], None),
+    "sim_mesh_query_aabb_begin": ([POINTER] * 4, None),
+})
+
+cpu_bvhs = CpuRegistry()
+
+
+class BoxQuery:
+    """A BVH traversal run as Python: iterating yields item indices (np.int32).
+
+    ``begin`` and ``next`` name the entry points (see
+    numba_sim.typing.bvh.QUERY_KINDS); ``structure`` is the CPU Bvh or Mesh.
+    """
+
+    def __init__(self, structure, begin, next_item, a, b):
+        self._structure = structure
+        self._begin = begin
+        self._next = next_item
+        self._a = a
+        self._b = b
+
+    def __iter__(self):
+        begin, next_item = bvh_functions[self._begin], bvh_functions[self._next]
+        found = []
+        with self._structure._lock:  # no rebuild while the library walks the tree
+            state = np.zeros(QUERY_STATE_BYTES // 8, dtype=np.uint64)
+            begin(address(state), self._structure.id, address(self._a), address(self._b))
+            while (item := next_item(address(state))) >= 0:
+                found.append(np.int32(item))
+        yield from found
+
+
+def _bvh(bvh, function):
+    from numba_sim.spatial.bvh import Bvh
+
+    return cpu_structure(bvh, Bvh, cpu_bvhs, function)
+
+
+def bvh_query_aabb(bvh, lower, upper):
+    """Start a query of the boxes of ``bvh`` that overlap the box ``lower``-``upper`` (vec3).
+
+    ``for j in bvh_query_aabb(bvh, lo, hi):`` yields the index (int32) of every
+    box that overlaps the query box (closed boxes: touching counts), each
+    once, in no particular order; ``bvh`` is a ``sim.Bvh`` or its ``id``.
+    A query may be stored and iterated later (each loop starts afresh).
+    """
+    return BoxQuery(_bvh(bvh, "bvh_query_aabb"), "sim_bvh_query_aabb_begin",
+                    "sim_bvh_query_aabb_next", vec3_argument(lower, "bvh_query_aabb", "lower"),
+                    vec3_argument(upper, "bvh_query_aabb", "upper"))
+
+
+def bvh_query_ray(bvh, start, dir):
+    """Start a query of the boxes of ``bvh`` that the ray ``start + t * dir`` (t >= 0) meets.
+
+    ``for j in bvh_query_ray(bvh, start, dir):`` yields the index (int32) of
+    every box the ray meets (a start inside a box counts), each once, in no
+    particular order: test the items themselves for the exact hits, as in Warp.
+    """
+    return BoxQuery(_bvh(bvh, "bvh_query_ray"), "sim_bvh_query_ray_begin",
+                    "sim_bvh_query_ray_next", vec3_argument(start, "bvh_query_ray", "start"),
+                    vec3_argument(dir, "bvh_query_ray", "dir"))
+
+
+QUERY_NEXT_MESSAGE = (
+    "Warp's bvh_query_next(query, index) form is replaced in numba_sim by a loop: "
+    "`for index in sim.bvh_query_aabb(bvh, lower, upper):` (or sim.bvh_query_ray)"
+)
+
+
+def bvh_query_next(query, index):
+    """Warp's output-argument form; numba_sim uses ``for j in bvh_query_aabb(...)``."""
+    raise TypeError(QUERY_NEXT_MESSAGE)

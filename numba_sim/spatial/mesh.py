@@ -1,0 +1,209 @@
+"""``sim.Mesh``: Warp's triangle mesh for closest points, inside/outside, ray casts and box queries.
+
+    mesh = sim.Mesh(points, indices)    # (n, 3) float32; (m, 3) or (3 m,) integer indices
+
+    @numba.njit(parallel=True)
+    def distances(mesh, queries, out):
+        for i in numba.prange(queries.shape[0]):
+            p = sim.vec3(queries[i, 0], queries[i, 1], queries[i, 2])
+            q = sim.mesh_query_point(mesh, p, 10.0)
+            if q.result:
+                out[i] = q.sign * sim.length(sim.mesh_eval_position(mesh, q.face, q.u, q.v) - p)
+
+Kernel side (Warp's names and fields): ``mesh_query_point(mesh, p, max_dist)``
+-> ``.result .sign .face .u .v``; ``mesh_query_ray(mesh, start, dir, max_t)``
+-> ``.result .t .u .v .sign .normal .face``; ``for f in mesh_query_aabb(mesh,
+lo, hi):``; ``mesh_eval_position(mesh, face, u, v)``.
+
+The sign of a point query is decided by the angle-weighted pseudo-normal of
+the feature (face, edge or vertex) the closest point lies on: -1 inside, +1
+outside for counter-clockwise faces seen from outside (Warp's convention).
+It is exact for closed, consistently wound 2-manifold meshes; near holes,
+edges shared by more than two faces, flipped faces or self-intersections it
+is not reliable (nor is Warp's, which casts rays). Zero-area triangles are
+ignored by point and ray queries (they have no normal; their points lie on
+other triangles' edges) but still appear in ``mesh_query_aabb``.
+
+The mesh keeps the caller's ``points`` array: after moving points in place,
+call :meth:`Mesh.refit`; assigning ``mesh.points = new_points`` (same shape
+and device) refits by itself, as in Warp. The triangle BVH is a
+:class:`~numba_sim.spatial.bvh.Bvh` build (Warp's default: SAH on the CPU,
+LBVH on CUDA; leaf size 4). Algorithms: ``cuda_src/mesh.h``,
+``cuda_src/mesh_host_build.cpp``.
+"""
+
+import threading
+
+import numba
+import numpy as np
+
+from numba_sim.spatial.bvh import CONSTRUCTORS, LEVELS, constructor_name, counts
+from numba_sim.spatial.common import (
+    SpatialStructure,
+    address,
+    aligned_zeros,
+    check_finite_rows,
+    device_of,
+    positive_int,
+    vec3_array,
+)
+from numba_sim.spatial.mesh_query import cpu_meshes, mesh_functions
+from numba_sim.typing.mesh import mesh_type
+
+#: ``sizeof(sim::Mesh)`` in 8-byte words; ``offsetof(sim::Mesh, bvh)``.
+MESH_WORDS = 18
+BVH_OFFSET = 64
+
+
+class Mesh(SpatialStructure):
+    """A triangle mesh over ``points`` (``(n, 3)`` float32) and ``indices``.
+
+    ``indices`` holds three vertex indices per triangle, as an ``(m, 3)`` or a
+    flat ``(3 m,)`` integer array (int32, or any integer type, converted),
+    each in ``[0, n)``; it is copied. NumPy arrays make a CPU mesh, CUDA arrays
+    (CuPy, or anything with ``__cuda_array_interface__``) a CUDA mesh.
+    ``bvh_constructor`` and ``bvh_leaf_size`` set the triangle BVH (Warp's
+    names; defaults: the device's constructor, 4).
+
+    ``id`` is the address of the mesh's descriptor on its device, as in Warp:
+    kernels take the mesh itself or ``mesh.id`` (a ``uint64``).
+    """
+
+    numba_type = mesh_type
+
+    def __init__(self, points, indices, bvh_constructor=None, bvh_leaf_size=4):
+        num_points, device = vec3_array("Mesh", "points", points)
+        indices_device = device_of(indices, "Mesh", "indices")
+        if indices_device != device:
+            raise ValueError(f"Mesh(indices=...): expected an array on {device} (where the "
+                             f"points are), not on {indices_device}")
+        self.device = device
+        self.bvh_constructor = constructor_name("Mesh", bvh_constructor, device, "bvh_constructor")
+        self.bvh_leaf_size = positive_int("Mesh", "bvh_leaf_size", bvh_leaf_size)
+        self._lock = threading.RLock()
+        if device == "cpu":
+            check_finite_rows("Mesh", "points", points)
+            host_indices = triangle_indices("Mesh", indices, num_points)
+            self._storage = CpuMeshStorage(points, host_indices)
+        else:
+            from numba_sim.spatial.mesh_build_cuda import CudaMeshStorage
+
+            self._storage = CudaMeshStorage(points, indices, int(device.split(":")[1]))
+        self._points = points
+        self._storage.build(CONSTRUCTORS[self.bvh_constructor], self.bvh_leaf_size)
+        if device == "cpu":
+            cpu_meshes.add(self)
+
+    # ---------------------------------------------------------------- properties
+
+    @property
+    def points(self):
+        """The vertex positions, the caller's array (Warp's ``Mesh.points``).
+
+        Modify them in place and call :meth:`refit`, or assign a new array of
+        the same shape on the same device, which refits.
+        """
+        return self._points
+
+    @points.setter
+    def points(self, points):
+        num_points, _ = vec3_array("Mesh.points", "points", points, self.device)
+        if num_points != self.num_points:
+            raise ValueError(f"Mesh.points(points=...): the mesh has {self.num_points} points, "
+                             f"the new array {num_points}")
+        with self._lock:
+            if self.device == "cpu":
+                check_finite_rows("Mesh.points", "points", points)
+            self._storage.set_points(points)
+            self._points = points
+            self._storage.refit()
+
+    @property
+    def indices(self):
+        """The triangles' vertex indices, flat (3 per triangle), int32 (the mesh's copy)."""
+        return self._storage.indices
+
+    @property
+    def num_points(self):
+        return self._storage.num_points
+
+    @property
+    def num_tris(self):
+        return self._storage.num_tris
+
+    def __repr__(self):
+        return (f"Mesh({self.num_points} points, {self.num_tris} triangles, "
+                f"device={self.device!r})")
+
+
+class CpuMeshStorage:
+    """The descriptor and buffers of a CPU mesh, and its builds.
+
+    The descriptor (``sim::Mesh``, with its BVH's descriptor inside) lives in a
+    NumPy array, whose address is the mesh's id.
+    """
+
+    def __init__(self, points, indices):
+        self.points = points
+        self.indices = indices
+        self.num_points = n = points.shape[0]
+        self.num_tris = m = indices.size // 3
+        slots = max(2 * m, 1)
+        self.descriptor = np.zeros(MESH_WORDS, dtype=np.uint64)
+        self.id = address(self.descriptor)
+        self.tri_lowers = np.zeros((max(m, 1), 3), np.float32)
+        self.tri_uppers = np.zeros((max(m, 1), 3), np.float32)
+        self.edge_faces = np.zeros(max(3 * m, 1), np.int32)
+        self.vertex_normals = np.zeros((max(n, 1), 3), np.float32)
+        self.leaf_points = np.zeros((max(m, 1), 9), np.float32)
+        self.nodes = aligned_zeros((slots, 8), np.int32)
+        self.primitive_indices = np.zeros(max(m, 1), np.int32)
+        self.refit_order = np.zeros(slots, np.int32)
+        self.level_offsets = np.zeros(LEVELS + 1, np.int32)
+        self._set()
+
+    def _set(self):
+        mesh_functions["sim_mesh_set"](
+            self.id, address(self.points), address(self.indices), address(self.tri_lowers),
+            address(self.tri_uppers), address(self.edge_faces), address(self.vertex_normals),
+            address(self.leaf_points), self.num_points, self.num_tris)
+
+    def build(self, constructor, leaf_size):
+        mesh_functions["sim_mesh_build_host"](
+            self.id, address(self.edge_faces), constructor, leaf_size, address(self.nodes),
+            address(self.primitive_indices), address(self.refit_order),
+            address(self.level_offsets), numba.get_num_threads())
+
+    def check_inputs(self, where):
+        check_finite_rows(where, "points", self.points)
+
+    def set_points(self, points):
+        self.points = points
+        mesh_functions["sim_mesh_set_points"](self.id, address(points))
+
+    def refit(self):
+        mesh_functions["sim_mesh_refit_host"](self.id, numba.get_num_threads())
+
+    def bvh_counts(self):
+        return counts(self.id + BVH_OFFSET)
+
+
+def triangle_indices(where, indices, num_points):
+    """``indices`` as a flat C-contiguous int32 NumPy copy, checked; errors name ``indices``."""
+    if not np.issubdtype(indices.dtype, np.integer):
+        raise TypeError(f"{where}(indices=...): indices must be integers (int32), "
+                        f"not {indices.dtype}")
+    if not (indices.ndim == 2 and indices.shape[1] == 3) and not (
+            indices.ndim == 1 and indices.size % 3 == 0):
+        raise ValueError(f"{where}(indices=...): indices must have shape (m, 3) or (3 m,), "
+                         f"not {indices.shape}")
+    flat = indices.reshape(-1)
+    if flat.size // 3 > 2**30:
+        raise ValueError(f"{where}(indices=...): more than {2**30} triangles")
+    bad = (flat < 0) | (flat >= num_points)
+    if bad.any():
+        position = int(np.argmax(bad))
+        raise ValueError(f"{where}(indices=...): index {int(flat[position])} of triangle "
+                         f"{position // 3} is out of range for {num_points} points")
+    return np.ascontiguousarray(flat, dtype=np.int32).copy()
+
