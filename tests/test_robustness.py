@@ -36,6 +36,32 @@ def brute_force_counts(points, radius):
     return (distances <= radius).sum(axis=1)
 
 
+@numba.njit
+def bvh_overlaps(bvh, points, radius):
+    total = 0
+    for i in range(points.shape[0]):
+        p = sim.vec3(points[i, 0], points[i, 1], points[i, 2])
+        for _ in sim.bvh_query_aabb(bvh, p - sim.vec3(radius), p + sim.vec3(radius)):
+            total += 1
+    return total
+
+
+def brute_force_counts_box(points, radius):
+    """Pairs of boxes of half-size *radius* around the points that overlap (CPU float32)."""
+    lo, hi = points - np.float32(radius), points + np.float32(radius)
+    return int((np.all(lo[:, None] <= hi[None] + 0, axis=-1)
+                & np.all(hi[:, None] >= lo[None], axis=-1)).sum())
+
+
+@numba.njit
+def mesh_closest_faces(mesh, queries):
+    faces = np.empty(queries.shape[0], np.int32)
+    for i in range(queries.shape[0]):
+        q = sim.vec3(queries[i, 0], queries[i, 1], queries[i, 2])
+        faces[i] = sim.mesh_query_point(mesh, q, 1e6).face
+    return faces
+
+
 def test_eight_threads_launch_kernels_and_build_structures():
     kernels = [make_kernel(float(k + 1)) for k in range(8)]
     errors, results = [], {}
@@ -53,8 +79,15 @@ def test_eight_threads_launch_kernels_and_build_structures():
             for _ in range(3):
                 grid.build(points, radius)
                 sim.launch(kernels[k], dim=len(points), inputs=[grid, points, counts, out, radius])
+                bvh = sim.Bvh(points - radius, points + radius,
+                              constructor=("sah", "median", "lbvh")[k % 3])
+                mesh = sim.Mesh(points[: 3 * (len(points) // 3)],
+                                np.arange(3 * (len(points) // 3), dtype=np.int32).reshape(-1, 3))
+            boxes_ok = bvh_overlaps(bvh, points, radius) == brute_force_counts_box(points, radius)
+            closest = mesh_closest_faces(mesh, points[:50])
             results[k] = (np.array_equal(counts, brute_force_counts(points, radius))
-                          and np.allclose(out, points * (k + 1)))
+                          and np.allclose(out, points * (k + 1)) and boxes_ok
+                          and (closest >= 0).all())
         except Exception as error:  # reported below
             errors.append(error)
 
@@ -142,3 +175,43 @@ def test_hash_grid_neighbours_equal_brute_force(points, radius, dims):
     # the compiled filter and NumPy may round differently right at the radius
     borderline = np.isclose(distances, radius, rtol=1e-5, atol=1e-6)
     assert np.array_equal(got[~borderline], expected[~borderline])
+
+
+# --------------------------------------------------------------------------
+# Bvh and Mesh queries against brute force, on generated inputs
+
+
+boxes = st.integers(1, 80).flatmap(lambda n: st.tuples(
+    hnp.arrays(np.float32, (n, 3), elements=st.floats(-2, 2, width=32)),
+    hnp.arrays(np.float32, (n, 3), elements=st.floats(0, 0.5, width=32))))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(boxes, st.sampled_from(["sah", "median", "lbvh"]), st.integers(0, 2**31 - 1))
+def test_bvh_queries_equal_brute_force(centres_and_sizes, constructor, seed):
+    from test_bvh import check_aabb, check_rays, random_boxes, random_rays
+
+    centres, sizes = centres_and_sizes
+    lowers, uppers = centres - sizes, centres + sizes
+    bvh = sim.Bvh(lowers, uppers, constructor=constructor)
+    query_lo, query_hi = random_boxes(20, seed=seed % 1000, size=0.6, low=-2.5, high=2.5)
+    check_aabb(bvh, lowers, uppers, np.concatenate([lowers, query_lo]),
+               np.concatenate([uppers, query_hi]))
+    starts, directions = random_rays(20, seed=seed % 1000 + 1, low=-3, high=3)
+    check_rays(bvh, lowers, uppers, starts, directions)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 40), st.integers(0, 2**31 - 1))
+def test_mesh_queries_equal_brute_force(triangles, seed):
+    import test_mesh
+
+    rng = np.random.default_rng(seed)
+    points = rng.uniform(-1, 1, (3 * triangles, 3)).astype(np.float32)
+    faces = np.arange(3 * triangles, dtype=np.int32).reshape(triangles, 3)
+    mesh = sim.Mesh(points, faces)
+    queries = rng.uniform(-1.5, 1.5, (30, 3)).astype(np.float32)
+    test_mesh.check_closest(mesh, points, faces, queries)
+    starts = rng.uniform(-2, 2, (20, 3)).astype(np.float32)
+    directions = rng.normal(size=(20, 3)).astype(np.float32)
+    test_mesh.check_rays(mesh, points, faces, starts, directions)
