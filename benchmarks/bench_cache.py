@@ -9,6 +9,7 @@ empty cache directory, "warm" the directory a previous run filled.  Medians of
 """
 
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -86,9 +87,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as workdir:
         baseline = measure("pass\n", args.repeat, workdir, "empty")[0]
         sim_cold, sim_warm = measure(SIM_PROGRAM, args.repeat, workdir, "numba_sim_start")
-        try:
-            import warp  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("warp") is None:
             warp_cold = warp_warm = float("nan")
         else:
             warp_cold, warp_warm = measure(WARP_PROGRAM, args.repeat, workdir, "warp_start")
