@@ -11,6 +11,7 @@ from numba.core.typing import signature
 
 from numba_sim import kernel_ops
 from numba_sim.lowering.symbolic import Sym
+from numba_sim.lowering.value_access import flat_index, index_value
 from numba_sim.registry import lowering_registry
 from numba_sim.types import KIND_MAT, attribute_slice
 from numba_sim.typing.structs import StructType
@@ -104,14 +105,6 @@ def combine(context, builder, op, element_type, current, value_type, value):
 # Positions of components inside a value type or struct
 
 
-def _int_index(context, builder, index, index_type):
-    if isinstance(index_type, types.IntegerLiteral):
-        return index_type.literal_value
-    if isinstance(index, ir.Constant) and isinstance(index.constant, int):
-        return index.constant
-    return context.cast(builder, index, index_type, types.intp)
-
-
 def component_slots(context, builder, container_type, key, key_type):
     """Flat storage positions (ints or LLVM values) of ``container[key]`` / ``.key``."""
     spec = container_type.spec
@@ -119,22 +112,13 @@ def component_slots(context, builder, container_type, key, key_type):
         start, stop, _ = attribute_slice(spec, key)
         return list(range(start, stop))
     if isinstance(key_type, types.BaseTuple):
-        row, column = (_int_index(context, builder, builder.extract_value(key, k), t)
+        row, column = (index_value(context, builder, builder.extract_value(key, k), t)
                        for k, t in enumerate(key_type.types))
-        return [_flat(builder, row, column, spec.shape[1])]
-    index = _int_index(context, builder, key, key_type)
+        return [flat_index(builder, row, column, spec.shape[1])]
+    index = index_value(context, builder, key, key_type)
     if spec.kind == KIND_MAT:
-        return [_flat(builder, index, j, spec.shape[1]) for j in range(spec.shape[1])]
+        return [flat_index(builder, index, j, spec.shape[1]) for j in range(spec.shape[1])]
     return [index]
-
-
-def _flat(builder, row, column, columns):
-    if isinstance(row, int) and isinstance(column, int):
-        return row * columns + column
-    intp = (row if not isinstance(row, int) else column).type
-    row = ir.Constant(intp, row) if isinstance(row, int) else row
-    column = ir.Constant(intp, column) if isinstance(column, int) else column
-    return builder.add(builder.mul(row, ir.Constant(intp, columns)), column)
 
 
 def _read_slots(builder, value, slots):

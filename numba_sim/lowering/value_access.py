@@ -17,7 +17,7 @@ from numba_sim.typing.value_types import ValueType
 lower = lowering_registry.lower
 
 
-def _index(context, builder, index, index_type):
+def index_value(context, builder, index, index_type):
     """A Python int for constant indices, else an intp LLVM value."""
     if isinstance(index_type, types.IntegerLiteral):
         return index_type.literal_value
@@ -26,13 +26,13 @@ def _index(context, builder, index, index_type):
     return context.cast(builder, index, index_type, types.intp)
 
 
-def component(builder, value, flat_index):
-    """Component *flat_index* (Python int or LLVM integer) of an aggregate value."""
-    if isinstance(flat_index, int):
-        return builder.extract_value(value, flat_index)
+def component(builder, value, position):
+    """Component *position* (Python int or LLVM integer) of an aggregate value."""
+    if isinstance(position, int):
+        return builder.extract_value(value, position)
     slot = cgutils.alloca_once_value(builder, value)
-    zero = ir.Constant(flat_index.type, 0)
-    return builder.load(builder.gep(slot, [zero, flat_index], inbounds=True))
+    zero = ir.Constant(position.type, 0)
+    return builder.load(builder.gep(slot, [zero, position], inbounds=True))
 
 
 def flat_index(builder, row, column, columns):
@@ -56,7 +56,7 @@ def _gather(context, builder, value, indices, result_type):
 def getitem_single(context, builder, sig, args):
     value_type, index_type = sig.args
     value, index = args
-    index = _index(context, builder, index, index_type)
+    index = index_value(context, builder, index, index_type)
     if value_type.kind != KIND_MAT:
         return component(builder, value, index)
     columns = value_type.shape[1]
@@ -69,7 +69,7 @@ def getitem_pair(context, builder, sig, args):
     value_type, index_type = sig.args
     value, index = args
     row, column = [
-        _index(context, builder, builder.extract_value(index, k), index_type.types[k])
+        index_value(context, builder, builder.extract_value(index, k), index_type.types[k])
         for k in range(2)
     ]
     return component(builder, value, flat_index(builder, row, column, value_type.shape[1]))
