@@ -33,6 +33,7 @@ import types as pytypes
 
 import numpy as np
 
+from numba_sim.kernel_language import function_namespace
 from numba_sim.native import cache_dir
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -85,16 +86,6 @@ def _code_names(code):
     return names
 
 
-def _namespace(fn):
-    namespace = dict(fn.__globals__)
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-        try:
-            namespace[name] = cell.cell_contents
-        except ValueError:
-            pass
-    return namespace
-
-
 class _Digest:
     """Hashes a function with everything it reaches, once each."""
 
@@ -122,7 +113,7 @@ class _Digest:
             self.raises = self.raises or "raise" in source
             self.update(source)
         names = _code_names(original.__code__)
-        namespace = _namespace(original)
+        namespace = function_namespace(original)
         for name in sorted(names):
             if name in namespace:
                 self.value(name, namespace[name], names)

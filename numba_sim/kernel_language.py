@@ -69,17 +69,22 @@ def _error(message, fn, node):
 _MISSING = object()
 
 
+def function_namespace(fn):
+    """*fn*'s globals with its closure variables over them (empty cells left out)."""
+    namespace = dict(fn.__globals__)
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            namespace[name] = cell.cell_contents
+        except ValueError:  # defined later in the enclosing function
+            pass
+    return namespace
+
+
 class _Resolver:
     """Finds what a callee expression (``sim.tid``, ``tid``) refers to, statically."""
 
     def __init__(self, fn):
-        nonlocals = {}
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-            try:
-                nonlocals[name] = cell.cell_contents
-            except ValueError:  # defined later in the enclosing function
-                pass
-        self.namespace = {**vars(builtins), **fn.__globals__, **nonlocals}
+        self.namespace = {**vars(builtins), **function_namespace(fn)}
 
     def resolve(self, node):
         if isinstance(node, ast.Name):
