@@ -79,7 +79,9 @@ def nan_check(where, name, count, target="cpu"):
 
 
 def _compile(lines, message):
-    namespace = {"MESSAGE": message, "has_no_nan": has_no_nan}
+    # A module name makes the check's environment cacheable: a cached launcher that
+    # raises with runtime arguments needs it to box them (numba's Environment.can_cache).
+    namespace = {"MESSAGE": message, "has_no_nan": has_no_nan, "__name__": __name__}
     exec("\n".join(lines) + "\n", namespace)
     return numba.njit(namespace["check"])
 

@@ -81,10 +81,12 @@ def test_environment_variable_selects_debug_mode(tmp_path):
 
     script = tmp_path / "debug_script.py"
     script.write_text(code)
-    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                            env=dict(os.environ, NUMBA_SIM_DEBUG="1"), timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert "caught 3 3" in result.stdout
+    environment = dict(os.environ, NUMBA_SIM_DEBUG="1", NUMBA_SIM_CACHE_DIR=str(tmp_path / "cache"))
+    for run in ("compiled", "loaded from the cache"):  # the exception's arguments survive caching
+        result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                                env=environment, timeout=300)
+        assert result.returncode == 0, f"{run}: {result.stderr}"
+        assert "caught 3 3" in result.stdout, run
 
 
 def test_debug_kernels_compile_for_cuda_offline(debug_mode):
