@@ -1,8 +1,24 @@
-"""Shared pytest fixtures."""
+"""Shared pytest fixtures, and a private compilation cache for the session."""
 
+import os
+import shutil
+import tempfile
 import types
 
 import pytest
+
+# The suite compiles into a cache of its own (unless NUMBA_SIM_CACHE_DIR is set), so that
+# its result never depends on what earlier runs left in the user's cache.  Loads from a
+# warm cache are tested on purpose, by running the same program twice (test_cache.py).
+_PRIVATE_CACHE = None
+if "NUMBA_SIM_CACHE_DIR" not in os.environ:
+    _PRIVATE_CACHE = tempfile.mkdtemp(prefix="numba_sim_test_cache_")
+    os.environ["NUMBA_SIM_CACHE_DIR"] = _PRIVATE_CACHE
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _PRIVATE_CACHE is not None:
+        shutil.rmtree(_PRIVATE_CACHE, ignore_errors=True)
 
 
 class OfflineCuda:

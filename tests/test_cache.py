@@ -84,6 +84,37 @@ def test_warm_process_compiles_nothing_and_edits_invalidate(workspace):
     assert run("first,second") == {"first": (9.0, 1, 0), "second": (209.0, 0, 1)}
 
 
+DEMOS = """
+import sys, hashlib, numpy as np, numba.core.dispatcher as dispatcher
+import numba_sim as sim
+from numba_sim.examples import dem, sph
+if "--no-compile" in sys.argv:
+    def refuse(self, *args, **kwargs):
+        raise AssertionError(f"compiled {self.py_func} in a process that should load everything")
+    dispatcher._FunctionCompiler._compile_core = refuse
+digests = []
+for example in (dem.Example(dims=(4, 8, 4), sim_substeps=4), sph.Example(smoothing_length=3.0)):
+    for _ in range(2):
+        example.step()
+    digests.append(hashlib.sha256(np.ascontiguousarray(example.positions()).tobytes()).hexdigest())
+print(" ".join(digests))
+"""
+
+
+def test_demos_load_from_a_warm_cache_and_give_the_same_bits(tmp_path):
+    """The demos' kernels (HashGrid queries included) compile once; a second process
+    loads every launcher, compiles nothing, and steps DEM and SPH to the same bits."""
+    script = tmp_path / "demos.py"
+    script.write_text(DEMOS)
+    environment = dict(os.environ, NUMBA_SIM_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, str(script), *flags], capture_output=True, text=True,
+                           env=environment, timeout=600) for flags in ([], ["--no-compile"])]
+    for result in runs:
+        assert result.returncode == 0, result.stderr
+    cold, warm = (result.stdout.split() for result in runs)
+    assert len(cold) == 2 and cold == warm
+
+
 def test_cli_shows_and_clears_the_cache(workspace):
     _, run, environment = workspace
     run("first")
