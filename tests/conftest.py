@@ -6,6 +6,7 @@ import tempfile
 import types
 
 import pytest
+from hypothesis import settings
 
 # The suite compiles into a cache of its own (unless NUMBA_SIM_CACHE_DIR is set), so that
 # its result never depends on what earlier runs left in the user's cache.  Loads from a
@@ -14,6 +15,13 @@ _PRIVATE_CACHE = None
 if "NUMBA_SIM_CACHE_DIR" not in os.environ:
     _PRIVATE_CACHE = tempfile.mkdtemp(prefix="numba_sim_test_cache_")
     os.environ["NUMBA_SIM_CACHE_DIR"] = _PRIVATE_CACHE
+
+
+# Property tests draw the same examples on every run, so that a result never depends on
+# luck; `pytest --hypothesis-profile=explore` draws fresh ones to hunt for new failures.
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("deterministic")
 
 
 def pytest_sessionfinish(session, exitstatus):
