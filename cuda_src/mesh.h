@@ -247,6 +247,37 @@ SIM_FUNC float box_distance_sq(vec3f p, const float* lower, const float* upper) 
     return dx * dx + dy * dy + dz * dz;
 }
 
+// Visits the leaves of the mesh's BVH nearest first. `key(node, k)` sets a
+// node's key (the squared distance to its box, or the ray's entry parameter)
+// and is false when the query cannot reach the node at all; a node whose key
+// is not below `best`, which `leaf(node)` lowers as it finds closer triangles,
+// is skipped. The nearer child is entered at once, the other kept pending.
+template <class Key, class Leaf>
+SIM_FUNC void visit_nearest_first(const Bvh& bvh, const float& best, Key key, Leaf leaf) {
+    const BvhNode* nodes = bvh.nodes;
+    NodeStack pending;
+    float k;
+    int32 index = key(nodes[bvh.root], k) && k < best ? bvh.root : -1;
+    while (index >= 0 || (index = pending.pop_below(best)) >= 0) {
+        const BvhNode& node = nodes[index];
+        if (bvh_is_leaf(node)) {
+            leaf(node);
+            index = -1;
+            continue;
+        }
+        float kl, kr;
+        const bool hl = key(nodes[node.left], kl) && kl < best;
+        const bool hr = key(nodes[node.right], kr) && kr < best;
+        if (hl && hr) {
+            const bool left_first = kl <= kr;
+            pending.push(left_first ? node.right : node.left, left_first ? kr : kl);
+            index = left_first ? node.left : node.right;
+        } else {
+            index = hl ? node.left : (hr ? node.right : -1);
+        }
+    }
+}
+
 // The point of the mesh closest to p, if one is closer than max_dist: its
 // face, barycentric u, v (weights of the face's vertices 0 and 1) and sign.
 SIM_FUNC bool mesh_query_point(const Mesh* mesh_ptr, vec3f p, float max_dist, MeshHit& hit) {
@@ -261,53 +292,36 @@ SIM_FUNC bool mesh_query_point(const Mesh* mesh_ptr, vec3f p, float max_dist, Me
         return false;
     }
     const Mesh& mesh = *mesh_ptr;
-    const BvhNode* nodes = mesh.bvh.nodes;
     float best = max_dist * max_dist;  // squared; a point must be strictly nearer
     int32 best_face = -1, best_feature = 0;
     float best_u = 0.0f, best_v = 0.0f;
     vec3f best_point = p;
-
-    // Descend into the nearer child whose box is nearer than the best point,
-    // keeping the other pending with its squared distance
-    NodeStack pending;
-    const BvhNode& root = nodes[mesh.bvh.root];
-    int32 index = box_distance_sq(p, root.lower, root.upper) < best ? mesh.bvh.root : -1;
-    while (index >= 0 || (index = pending.pop_below(best)) >= 0) {
-        const BvhNode& node = nodes[index];
-        if (bvh_is_leaf(node)) {
-            for (int32 i = bvh_leaf_begin(node); i < node.right; ++i) {
-                const float* corners = mesh.leaf_points + 9 * (int64)i;
-                const vec3f a = load_vec3f(corners), b = load_vec3f(corners + 3);
-                const vec3f c = load_vec3f(corners + 6);
-                const vec3f n = cross(sub(b, a), sub(c, a));
-                if (n.x == 0.0f && n.y == 0.0f && n.z == 0.0f) continue;  // zero area
-                float u, v;
-                int32 feature;
-                const vec3f q = closest_point_on_triangle(a, b, c, p, u, v, feature);
-                const vec3f d = sub(q, p);
-                const float dist = dot(d, d);
-                if (dist < best) {
-                    best = dist;
-                    best_face = mesh.bvh.primitive_indices[i];
-                    best_u = u;
-                    best_v = v;
-                    best_feature = feature;
-                    best_point = q;
-                }
+    const auto box_distance = [&](const BvhNode& node, float& key) {
+        key = box_distance_sq(p, node.lower, node.upper);
+        return true;
+    };
+    visit_nearest_first(mesh.bvh, best, box_distance, [&](const BvhNode& leaf) {
+        for (int32 i = bvh_leaf_begin(leaf); i < leaf.right; ++i) {
+            const float* corners = mesh.leaf_points + 9 * (int64)i;
+            const vec3f a = load_vec3f(corners), b = load_vec3f(corners + 3);
+            const vec3f c = load_vec3f(corners + 6);
+            const vec3f n = cross(sub(b, a), sub(c, a));
+            if (n.x == 0.0f && n.y == 0.0f && n.z == 0.0f) continue;  // zero area
+            float u, v;
+            int32 feature;
+            const vec3f q = closest_point_on_triangle(a, b, c, p, u, v, feature);
+            const vec3f d = sub(q, p);
+            const float dist = dot(d, d);
+            if (dist < best) {
+                best = dist;
+                best_face = mesh.bvh.primitive_indices[i];
+                best_u = u;
+                best_v = v;
+                best_feature = feature;
+                best_point = q;
             }
-            index = -1;
-            continue;
         }
-        const BvhNode& left = nodes[node.left];
-        const BvhNode& right = nodes[node.right];
-        const float dl = box_distance_sq(p, left.lower, left.upper);
-        const float dr = box_distance_sq(p, right.lower, right.upper);
-        const bool left_first = dl <= dr;
-        const float near_dist = left_first ? dl : dr;
-        const float far_dist = left_first ? dr : dl;
-        if (far_dist < best) pending.push(left_first ? node.right : node.left, far_dist);
-        index = near_dist < best ? (left_first ? node.left : node.right) : -1;
-    }
+    });
     if (best_face < 0) return false;
     hit.face = best_face;
     hit.u = best_u;
@@ -406,7 +420,6 @@ SIM_FUNC bool mesh_query_ray(const Mesh* mesh_ptr, vec3f start, vec3f dir, float
         return false;
     }
     const Mesh& mesh = *mesh_ptr;
-    const BvhNode* nodes = mesh.bvh.nodes;
     const float s[3] = {start.x, start.y, start.z};
     const float d[3] = {dir.x, dir.y, dir.z};
     const float inv[3] = {ray_reciprocal(dir.x), ray_reciprocal(dir.y), ray_reciprocal(dir.z)};
@@ -414,45 +427,23 @@ SIM_FUNC bool mesh_query_ray(const Mesh* mesh_ptr, vec3f start, vec3f dir, float
     float best_t = max_t;
     int32 best = -1;  // BVH position of the closest hit
     float best_u = 0.0f, best_v = 0.0f, best_det = 0.0f;
-
-    // Descend into the nearer child that the ray meets before the best hit,
-    // keeping the other pending with its entry parameter
-    NodeStack pending;
-    float t_enter;
-    const BvhNode& root = nodes[mesh.bvh.root];
-    int32 index = ray_box(s, inv, root.lower, root.upper, t_enter) && t_enter < best_t
-                      ? mesh.bvh.root : -1;
-    while (index >= 0 || (index = pending.pop_below(best_t)) >= 0) {
-        const BvhNode& node = nodes[index];
-        if (bvh_is_leaf(node)) {
-            for (int32 i = bvh_leaf_begin(node); i < node.right; ++i) {
-                const float* corners = mesh.leaf_points + 9 * (int64)i;
-                float t, u, v, det;
-                if (watertight_hit(ray, corners, corners + 3, corners + 6, t, u, v, det) &&
-                    t >= 0.0f && t < best_t) {
-                    best_t = t;
-                    best = i;
-                    best_u = u;
-                    best_v = v;
-                    best_det = det;
-                }
+    const auto ray_entry = [&](const BvhNode& node, float& key) {
+        return ray_box(s, inv, node.lower, node.upper, key);
+    };
+    visit_nearest_first(mesh.bvh, best_t, ray_entry, [&](const BvhNode& leaf) {
+        for (int32 i = bvh_leaf_begin(leaf); i < leaf.right; ++i) {
+            const float* corners = mesh.leaf_points + 9 * (int64)i;
+            float t, u, v, det;
+            if (watertight_hit(ray, corners, corners + 3, corners + 6, t, u, v, det) &&
+                t >= 0.0f && t < best_t) {
+                best_t = t;
+                best = i;
+                best_u = u;
+                best_v = v;
+                best_det = det;
             }
-            index = -1;
-            continue;
         }
-        const BvhNode& left = nodes[node.left];
-        const BvhNode& right = nodes[node.right];
-        float tl, tr;
-        const bool hl = ray_box(s, inv, left.lower, left.upper, tl) && tl < best_t;
-        const bool hr = ray_box(s, inv, right.lower, right.upper, tr) && tr < best_t;
-        if (hl && hr) {
-            const bool left_first = tl <= tr;
-            pending.push(left_first ? node.right : node.left, left_first ? tr : tl);
-            index = left_first ? node.left : node.right;
-        } else {
-            index = hl ? node.left : (hr ? node.right : -1);
-        }
-    }
+    });
     if (best < 0) return false;
     const float* corners = mesh.leaf_points + 9 * (int64)best;
     const vec3f a = load_vec3f(corners), b = load_vec3f(corners + 3), c = load_vec3f(corners + 6);
