@@ -78,12 +78,10 @@ def radix_scatter_kernel(keys_in, values_in, keys_out, values_out, num_keys, shi
         values_out[position] = values_in[i]
 
 
-def scan_blocks_kernel(data, count, block_sums):
-    """Exclusive scan of each SCAN_BLOCK tile of ``data``; tile totals to ``block_sums``."""
-    tile = cuda.shared.array(SCAN_BLOCK, int32)
-    t = cuda.threadIdx.x
-    i = cuda.blockIdx.x * SCAN_BLOCK + t
-    value = data[i] if i < count else 0
+@cuda.jit(device=True)
+def scan_tile_inclusive(tile, t, value):
+    """Thread *t* puts *value* in the shared *tile* of SCAN_BLOCK; then the tile holds its
+    inclusive prefix sums (Hillis-Steele). Every thread of the block must call it."""
     tile[t] = value
     cuda.syncthreads()
     step = 1
@@ -93,6 +91,15 @@ def scan_blocks_kernel(data, count, block_sums):
         tile[t] += add
         cuda.syncthreads()
         step *= 2
+
+
+def scan_blocks_kernel(data, count, block_sums):
+    """Exclusive scan of each SCAN_BLOCK tile of ``data``; tile totals to ``block_sums``."""
+    tile = cuda.shared.array(SCAN_BLOCK, int32)
+    t = cuda.threadIdx.x
+    i = cuda.blockIdx.x * SCAN_BLOCK + t
+    value = data[i] if i < count else 0
+    scan_tile_inclusive(tile, t, value)
     if i < count:
         data[i] = tile[t] - value
     if t == SCAN_BLOCK - 1:
@@ -107,15 +114,7 @@ def scan_block_sums_kernel(block_sums, count):
     for base in range(0, count, SCAN_BLOCK):
         i = base + t
         value = block_sums[i] if i < count else 0
-        tile[t] = value
-        cuda.syncthreads()
-        step = 1
-        while step < SCAN_BLOCK:
-            add = tile[t - step] if t >= step else 0
-            cuda.syncthreads()
-            tile[t] += add
-            cuda.syncthreads()
-            step *= 2
+        scan_tile_inclusive(tile, t, value)
         if i < count:
             block_sums[i] = carry + tile[t] - value
         carry += tile[SCAN_BLOCK - 1]
