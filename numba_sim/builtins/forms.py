@@ -274,6 +274,20 @@ def constant_int(name, args, index, describe):
                      f"not a runtime {types.unliteral(argtype)}")
 
 
+def dtype_only_typer(name, kind, shape, noun):
+    """The typer of ``name(dtype=float32)``: the value of *kind* and *shape* in that dtype."""
+    def typer(*args):
+        if len(args) > 1:
+            fail(name, args, f"{name} takes (dtype=float32)")
+        dtype = constant_dtype(name, args, 0)
+        result = value_type_of(kind, dtype, shape)
+        if result is None:
+            fail(name, args, f"there is no {noun} of {dtype} (float32 or float64)")
+        return signature(result, *args)
+
+    return typer
+
+
 def constant_dtype(name, args, index, default=types.float32):
     """The scalar type named by argument *index* (absent: *default*)."""
     if index >= len(args):

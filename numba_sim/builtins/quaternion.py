@@ -6,14 +6,11 @@
 """
 
 from numba.core import types
-from numba.core.typing import signature
-
 from numba_sim import algebra
 from numba_sim.builtins.forms import (
-    MAT33_OR_MAT44, QUAT, SCALAR, VEC3, Form, builtin, constant_builtin, constant_dtype,
+    MAT33_OR_MAT44, QUAT, SCALAR, VEC3, Form, builtin, constant_builtin, dtype_only_typer,
     same_type, value_result,
 )
-from numba_sim.operations import fail
 from numba_sim.types import KIND_MAT, KIND_QUAT, KIND_VEC
 from numba_sim.typing.value_types import value_type_of
 
@@ -21,19 +18,9 @@ _QUAT_RESULT = value_result(KIND_QUAT, (4,))
 _VEC3_RESULT = value_result(KIND_VEC, (3,))
 
 
-def _quat_identity_typer(*args):
-    if len(args) > 1:
-        fail("quat_identity", args, "quat_identity takes (dtype=float32)")
-    dtype = constant_dtype("quat_identity", args, 0)
-    result = value_type_of(KIND_QUAT, dtype, (4,))
-    if result is None:
-        fail("quat_identity", args, f"there is no quaternion of {dtype} (float32 or float64)")
-    return signature(result, *args)
-
-
 quat_identity = constant_builtin(
     "quat_identity", "quat_identity(dtype=float32): the identity rotation (0, 0, 0, 1).",
-    _quat_identity_typer,
+    dtype_only_typer("quat_identity", KIND_QUAT, (4,), "quaternion"),
     lambda sig: algebra.quat_identity(sig.return_type.spec.scalar_type),
 )
 

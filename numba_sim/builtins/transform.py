@@ -6,34 +6,20 @@
 ``transform_identity(dtype=float32)`` takes a scalar type.
 """
 
-from numba.core.typing import signature
-
 from numba_sim import algebra
 from numba_sim.builtins.forms import (
-    MAT44, TRANSFORM, VEC3, Form, builtin, constant_builtin, constant_dtype, same_type,
+    MAT44, TRANSFORM, VEC3, Form, builtin, constant_builtin, dtype_only_typer, same_type,
     value_result,
 )
-from numba_sim.operations import fail
 from numba_sim.types import KIND_QUAT, KIND_TRANSFORM, KIND_VEC
-from numba_sim.typing.value_types import value_type_of
 
 _VEC3_RESULT = value_result(KIND_VEC, (3,))
-
-
-def _transform_identity_typer(*args):
-    if len(args) > 1:
-        fail("transform_identity", args, "transform_identity takes (dtype=float32)")
-    dtype = constant_dtype("transform_identity", args, 0)
-    result = value_type_of(KIND_TRANSFORM, dtype, (7,))
-    if result is None:
-        fail("transform_identity", args, f"there is no transform of {dtype} (float32 or float64)")
-    return signature(result, *args)
 
 
 transform_identity = constant_builtin(
     "transform_identity",
     "transform_identity(dtype=float32): the identity transform (p = 0, q = (0, 0, 0, 1)).",
-    _transform_identity_typer,
+    dtype_only_typer("transform_identity", KIND_TRANSFORM, (7,), "transform"),
     lambda sig: algebra.transform_identity(sig.return_type.spec.scalar_type),
 )
 
