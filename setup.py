@@ -20,10 +20,15 @@ CUDA_SRC = "cuda_src"
 SOURCES = sorted(glob.glob(os.path.join(CUDA_SRC, "*.cpp")))
 HEADERS = sorted(glob.glob(os.path.join(CUDA_SRC, "*.h")))
 
+EXPORTS_MAP = os.path.join(CUDA_SRC, "host_exports.map")
+
 if sys.platform == "win32":
     COMPILE_ARGS = ["/std:c++17", "/O2"]
 else:
     COMPILE_ARGS = ["-std=c++17", "-O3", "-fvisibility=hidden"]
+# Export PyInit__native and sim_* only: the library is loaded with RTLD_GLOBAL, and a
+# toolchain that links the C++ runtime statically would otherwise export all of it.
+LINK_ARGS = [f"-Wl,--version-script={EXPORTS_MAP}"] if sys.platform.startswith("linux") else []
 
 
 class BuildPyWithCudaSources(build_py):
@@ -42,10 +47,12 @@ setup(
         Extension(
             "numba_sim._native",
             sources=SOURCES,
-            depends=HEADERS,
+            depends=HEADERS + [EXPORTS_MAP],
             include_dirs=[CUDA_SRC],
             language="c++",
             extra_compile_args=COMPILE_ARGS,
+            extra_link_args=LINK_ARGS,
+            libraries=["dl"] if sys.platform.startswith("linux") else [],  # dlopen of libcuda
         )
     ],
     cmdclass={"build_py": BuildPyWithCudaSources},

@@ -72,9 +72,8 @@ struct HashGridQuery {
 
 static_assert(sizeof(HashGrid) == 40, "HashGrid layout changed: update numba_sim");
 static_assert(sizeof(HashGridQuery) == 72, "HashGridQuery layout changed: update numba_sim");
-static_assert(__builtin_offsetof(HashGridQuery, index) == 8 &&
-                  __builtin_offsetof(HashGridQuery, end) == 12,
-              "HashGridQuery header layout changed: update numba_sim");
+SIM_ASSERT_OFFSET(HashGridQuery, index, 8, "HashGridQuery header layout changed: update numba_sim");
+SIM_ASSERT_OFFSET(HashGridQuery, end, 12, "HashGridQuery header layout changed: update numba_sim");
 
 #ifndef SIM_INT32_MAX
 #define SIM_INT32_MAX 2147483647

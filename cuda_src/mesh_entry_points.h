@@ -12,7 +12,9 @@
 SIM_EXPORT void sim_mesh_layout(int* sizes) {
     sizes[0] = (int)sizeof(sim::Mesh);
     sizes[1] = (int)sizeof(sim::MeshHit);
-    sizes[2] = (int)__builtin_offsetof(sim::Mesh, bvh);
+    const sim::Mesh probe{};  // an offset measured on an object: needs no offsetof
+    sizes[2] = (int)(reinterpret_cast<const char*>(&probe.bvh) -
+                     reinterpret_cast<const char*>(&probe));
 }
 
 // Fills a descriptor's mesh part (its BVH is filled by the BVH build).

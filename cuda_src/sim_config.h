@@ -32,6 +32,24 @@
 #define SIM_HOT
 #endif
 
+// Compile-time field offsets for layout checks. NVRTC has no <cstddef>, and
+// NVRTC 13.0 has no __builtin_offsetof either (13.5 has): where it is missing
+// the offset checks are left to the host build of the same header (the sizes
+// are still checked on both sides).
+#if !defined(SIM_DEVICE_COMPILE)
+#define SIM_HAS_OFFSETOF 1
+#elif defined(__has_builtin)
+#if __has_builtin(__builtin_offsetof)
+#define SIM_HAS_OFFSETOF 1
+#endif
+#endif
+#ifdef SIM_HAS_OFFSETOF
+#define SIM_ASSERT_OFFSET(type, field, offset, message) \
+    static_assert(__builtin_offsetof(type, field) == (offset), message)
+#else
+#define SIM_ASSERT_OFFSET(type, field, offset, message) static_assert(true, message)
+#endif
+
 namespace sim {
 
 typedef signed char int8;

@@ -17,7 +17,7 @@ def _cuda_report():
 
         if cuda.is_available():
             for device in cuda.list_devices():
-                lines.append(f"  CUDA device {device.id}: {device.name.decode()} "
+                lines.append(f"  CUDA device {device.id}: {getattr(device.name, 'decode', lambda: device.name)()} "
                              f"(compute capability {device.compute_capability})")
         else:
             lines.append("  CUDA devices: none (no driver or GPU found); CUDA code still compiles "

@@ -1,6 +1,9 @@
 """The native pipeline: cuda_src/ reached from Numba's CPU and CUDA targets."""
 
 import os
+import shutil
+import subprocess
+import sys
 
 import numba
 import numpy as np
@@ -153,6 +156,31 @@ def test_host_library_not_built_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(native.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ImportError, match=r"build_ext --inplace"):
         native.host_library_path()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("nm") is None,
+                    reason="reads ELF dynamic symbols with binutils' nm (Linux)")
+def test_host_library_exports_only_its_entry_points():
+    """numba_sim loads the library with RTLD_GLOBAL: any other exported symbol (a statically
+    linked C++ runtime's, as one toolchain produced) would be bound by every library loaded
+    after it, and importing torch or cupy afterwards crashed."""
+    listing = subprocess.run(["nm", "-D", "--defined-only", native.host_library_path()],
+                             capture_output=True, text=True, check=True).stdout
+    names = {line.split()[-1] for line in listing.splitlines() if line.strip()}
+    foreign = sorted(n for n in names if n != "PyInit__native" and not n.startswith("sim_"))
+    assert "sim_hash_grid_query_begin" in names and not foreign, foreign[:10]
+
+
+def test_cuda_src_takes_offsets_through_the_portable_macro():
+    """NVRTC 13.0 has no __builtin_offsetof (13.5 has): only sim_config.h may use it,
+    behind a __has_builtin check (the GPU machine's NVRTC failed on hashgrid.h)."""
+    users = []
+    for name in sorted(os.listdir(native.source_dir())):
+        if name.endswith((".h", ".cpp")) and name != "sim_config.h":
+            with open(os.path.join(native.source_dir(), name)) as f:
+                if "__builtin_offsetof" in f.read():
+                    users.append(name)
+    assert not users
 
 
 def test_unknown_host_symbol_is_a_lowering_error():

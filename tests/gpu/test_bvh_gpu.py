@@ -135,7 +135,7 @@ def test_gpu_refit_and_rebuild(constructor):
 
 @pytest.mark.parametrize("n", [0, 1, 2, 129])
 def test_small_and_empty_gpu_trees(n):
-    lowers, uppers = random_boxes(n, seed=3)
+    lowers, uppers = random_boxes(n, seed=3, size=0.4)  # large enough for random rays to hit
     for constructor in CONSTRUCTORS:
         gpu_tree = spatial.Bvh(cuda.to_device(lowers), cuda.to_device(uppers),
                                constructor=constructor)

@@ -64,8 +64,9 @@ def test_launches_follow_cupys_current_stream_and_explicit_streams():
         for _ in range(10):
             sim.launch(integrate, dim=len(x), inputs=[gx, gv, 0.01])
     other = cupy.cuda.Stream(non_blocking=True)
+    # order the two streams: `other` waits for the ten launches on `stream` (no race)
+    other.wait_event(stream.record())
     sim.launch(integrate, dim=len(x), inputs=[gx, gv, 0.01], stream=other)
-    stream.synchronize()
     other.synchronize()
     for _ in range(11):
         sim.launch(integrate, dim=len(x), inputs=[x, v, 0.01])
