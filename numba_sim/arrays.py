@@ -104,18 +104,43 @@ def parse_device(device):
     raise ValueError(f"device: expected 'cpu', 'cuda' or 'cuda:N', got {device!r}")
 
 
+NUMPY_LIKE_ARRAYS = {np.ndarray: "cpu"}
+"""Array classes with NumPy's dtype, ndim, shape and flags attributes -> their device:
+NumPy's, and CuPy's once one was seen (so that checking them needs no import)."""
+
+
 def device_of(value):
     """'cpu' for NumPy arrays, 'cuda' for CUDA arrays (CUDA array interface or DLPack),
     None for anything else."""
     if isinstance(value, np.ndarray):
         return "cpu"
     if hasattr(value, "__cuda_array_interface__"):
+        cls = type(value)
+        if cls.__name__ == "ndarray" and cls.__module__.split(".")[0] == "cupy":
+            NUMPY_LIKE_ARRAYS[cls] = "cuda"
         return "cuda"
     from numba_sim.cuda_runtime import is_dlpack_cuda
 
     if is_dlpack_cuda(value):
         return "cuda"
     return None
+
+
+def c_contiguous(value):
+    """Whether a NumPy, CuPy, Numba device or CUDA-array-interface array is C-contiguous."""
+    flags = getattr(value, "flags", None)
+    if flags is not None:  # NumPy and CuPy flags objects; a Numba device array's dict
+        return bool(flags.c_contiguous if hasattr(flags, "c_contiguous") else flags["C_CONTIGUOUS"])
+    interface = value.__cuda_array_interface__
+    strides = interface.get("strides")
+    if strides is None:
+        return True
+    expected = np.dtype(interface["typestr"]).itemsize
+    for extent, stride in zip(reversed(interface["shape"]), reversed(strides)):
+        if extent > 1 and stride != expected:
+            return False
+        expected *= extent
+    return True
 
 
 def _cupy():

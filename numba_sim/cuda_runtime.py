@@ -54,6 +54,53 @@ def numba_stream(stream):
     return stream
 
 
+_cupy_module = None
+
+
+def _cupy_or_none():
+    global _cupy_module
+    if _cupy_module is None:
+        try:
+            import cupy
+        except ImportError:
+            cupy = False
+        _cupy_module = cupy
+    return _cupy_module or None
+
+
+def current_stream_function():
+    """A function giving the CUstream handle (an int) that launches go on by default:
+    CuPy's current stream (the legacy default stream, 0, without CuPy)."""
+    cupy = _cupy_or_none()
+    if cupy is None:
+        return lambda: 0
+    current = cupy.cuda.get_current_stream
+    return lambda: current().ptr
+
+
+def stream_handle(stream):
+    """The CUstream handle (an int) of *stream* (CuPy or Numba stream, a handle, or None
+    for CuPy's current stream), or None for anything else."""
+    if stream is None:
+        return current_stream_function()()
+    if type(stream) is int:
+        return stream
+    if hasattr(stream, "handle"):  # a Numba stream
+        return int(stream.handle)
+    ptr = getattr(stream, "ptr", None)  # a CuPy stream
+    return ptr if isinstance(ptr, int) else None
+
+
+def current_device_function():
+    """A function giving the ordinal of the calling thread's current CUDA device."""
+    cupy = _cupy_or_none()
+    if cupy is not None:
+        return cupy.cuda.runtime.getDevice
+    from numba import cuda
+
+    return lambda: cuda.get_current_device().id
+
+
 @contextlib.contextmanager
 def on_device(ordinal):
     """Make CUDA device *ordinal* current (None: leave the current device)."""

@@ -11,7 +11,7 @@ import inspect
 
 from numba.core.registry import CPUDispatcher
 
-from numba_sim import kernel_language
+from numba_sim import config, kernel_language
 from numba_sim.parameters import Parameter
 
 
@@ -60,6 +60,8 @@ class Kernel:
         self.body = kernel_language.rewrite(fn, is_kernel=True)
         self._debug_bodies = {}
         self._launchers = {}
+        self.fast_launch = None
+        """Set once a CUDA launch is prepared: sim.launch's shortcut (cuda_fast_launch.py)."""
 
     def __call__(self, *args, **kwargs):
         raise TypeError(f"kernel {self.__qualname__} is launched with sim.launch({self.__name__}, "
@@ -81,8 +83,6 @@ class Kernel:
         """The (cached) launcher of this kernel for *device* ('cpu' | 'cuda'), *ndim* and
         *mode* (the current ``sim.config.mode`` by default)."""
         if mode is None:
-            from numba_sim import config
-
             mode = config.mode
         key = (device, ndim, mode)
         launcher = self._launchers.get(key)

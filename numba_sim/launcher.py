@@ -21,7 +21,8 @@ import warnings
 import numba
 import numpy as np
 
-from numba_sim import arrays, cache, cuda_runtime
+from numba_sim import arrays, cache, cuda_fast_launch, cuda_launch, cuda_runtime
+from numba_sim.kernel import Kernel
 from numba_sim.lowering.hints import nonnegative
 from numba_sim.typing.arrays import view
 
@@ -130,7 +131,12 @@ class CpuLauncher:
 
 
 class CudaLauncher:
-    """The CUDA launcher of one kernel and dimensionality."""
+    """The CUDA launcher of one kernel and dimensionality.
+
+    The first launch of each signature goes through numba-cuda's dispatcher
+    (which compiles); release-mode launchers whose parameters are all annotated
+    then keep a prepared launch per device (cuda_launch.py) for the next ones.
+    """
 
     def __init__(self, kernel, ndim, mode="release"):
         from numba import cuda
@@ -139,17 +145,78 @@ class CudaLauncher:
 
         self.kernel = kernel
         self.ndim = ndim
+        self.mode = mode
         debug = {"debug": True, "opt": False} if mode == "debug" else {}
         self.body = cuda.jit(device=True, **debug)(kernel.body_for(mode, "cuda"))
         self.function = _build_launcher(kernel, ndim, True, self.body, None)
         self.dispatcher = cache.attach(cuda.jit(extensions=[cuda_args], **debug)(self.function),
                                        self.function, kernel, "cuda", ndim, mode)
+        parameters = kernel.parameters
+        self._preparable = mode == "release" and all(p.annotation is not None for p in parameters)
+        self._prepared = {}
+        """device ordinal -> PreparedLaunch, or None where the signature cannot be prepared"""
+        self._strided = tuple(k for k, p in enumerate(parameters)
+                              if p.array is not None and p.view_dtype is None)
+        """arguments whose contiguity the binding does not check (plain arrays)"""
+        self._objects = tuple(k for k, p in enumerate(parameters)
+                              if p.array is None and p.scalar is None and p.value_class is None)
+        """arguments passed through as objects (spatial structures, structs): their
+        Python type is part of the prepared signature"""
+        self._object_types = None
+        self._checks_arguments = bool(self._strided or self._objects)
+        self._current_device = cuda_runtime.current_device_function()
+        self._current_stream = cuda_runtime.current_stream_function()
 
     def __call__(self, dims, count, args, stream=None, ordinal=None):
+        if self._preparable and ordinal is None:
+            device = self._current_device()
+            prepared = self._prepared.get(device)
+            if prepared is not None and (not self._checks_arguments or self._matches(args)):
+                handle = self._current_stream() if stream is None else \
+                    cuda_runtime.stream_handle(stream)
+                if handle is not None:
+                    result = prepared.launch((dims, *args), (count + CUDA_BLOCK_SIZE - 1) //
+                                             CUDA_BLOCK_SIZE, CUDA_BLOCK_SIZE, handle)
+                    if not result:
+                        return
+                    if not cuda_launch.is_context_error(result):
+                        raise RuntimeError(f"{self.kernel.__qualname__}: cuLaunchKernel failed: "
+                                           f"{cuda_launch.error_name(result)}")
+                    # no current context on this thread, or a reset one: the dispatcher
+                    # makes the context current, and the launch is prepared again
+                    del self._prepared[device]
+            self._launch_with_dispatcher(dims, count, args, stream, ordinal)
+            if device not in self._prepared and self._matches(args):
+                self._prepare(device, dims, args)
+            return
+        self._launch_with_dispatcher(dims, count, args, stream, ordinal)
+
+    def _launch_with_dispatcher(self, dims, count, args, stream, ordinal):
         blocks = (count + CUDA_BLOCK_SIZE - 1) // CUDA_BLOCK_SIZE
         args = [cuda_runtime.as_cuda_array(a) for a in args]
         with cuda_runtime.on_device(ordinal):
             self.dispatcher[blocks, CUDA_BLOCK_SIZE, cuda_runtime.numba_stream(stream)](dims, *args)
+
+    def _matches(self, args):
+        """Whether *args* fit the prepared signature: plain arrays C-contiguous, objects
+        of the types seen when it was prepared."""
+        for k in self._strided:
+            if not arrays.c_contiguous(args[k]):
+                return False
+        if self._object_types is not None:
+            for k, expected in zip(self._objects, self._object_types):
+                if type(args[k]) is not expected:
+                    return False
+        return True
+
+    def _prepare(self, device, dims, args):
+        values = (dims, *[cuda_runtime.as_cuda_array(a) for a in args])
+        prepared = self._prepared[device] = cuda_launch.prepare(self.dispatcher, values)
+        if prepared is not None and self.ndim == 1 and self.mode == "release":
+            self.kernel.fast_launch = cuda_fast_launch.make(self.kernel, prepared, args, device,
+                                                            CUDA_BLOCK_SIZE)
+        if self._object_types is None:
+            self._object_types = tuple(type(args[k]) for k in self._objects)
 
 
 # --------------------------------------------------------------------------
@@ -212,11 +279,12 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None):
     "cuda:N").  CPU launches use every core and return when done; CUDA
     launches go on CuPy's current stream (or *stream*) and return at once.
     """
-    from numba_sim.kernel import Kernel
-
     if not isinstance(kernel, Kernel):
         raise TypeError(f"kernel: expected a @sim.kernel, got {kernel!r}")
-    args = list(inputs) + list(outputs)
+    fast_launch = kernel.fast_launch  # a prepared CUDA signature's shortcut (cuda_fast_launch)
+    if fast_launch is not None and fast_launch(dim, inputs, outputs, device, stream):
+        return
+    args = [*inputs, *outputs]
     if len(args) != len(kernel.parameters):
         names = ", ".join(p.name for p in kernel.parameters)
         raise TypeError(f"{kernel.__qualname__} takes {len(kernel.parameters)} arguments "
@@ -227,7 +295,8 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None):
     if inferred is not None and inferred != target:
         raise ValueError(f"{kernel.__qualname__}: device={device!r} but parameter "
                          f"{inferred_parameter!r} is on {inferred}")
-    _warn_dim_like_shape(kernel, dims, args)
+    if len(dims) > 1:
+        _warn_dim_like_shape(kernel, dims, args)
     if count == 0:
         return
     kernel.launcher(target, len(dims))(dims, count, bound, stream=stream, ordinal=ordinal)

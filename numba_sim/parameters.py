@@ -55,10 +55,16 @@ class Parameter:
     def bind(self, kernel, value):
         """(the value passed to the launcher, its device or None)."""
         if self.array is not None:
-            if not isinstance(value, np.ndarray) and not hasattr(value, "__cuda_array_interface__"):
+            device = arrays.NUMPY_LIKE_ARRAYS.get(type(value))
+            if device is not None and self._well_formed(value):
+                return value, device  # the fast path of every well-formed NumPy or CuPy launch
+            if not isinstance(value, np.ndarray) and not isinstance(getattr(value, "dtype", None),
+                                                                    np.dtype):
                 from numba_sim.cuda_runtime import as_cuda_array, is_dlpack_cuda
 
-                if is_dlpack_cuda(value):  # e.g. a torch tensor: imported zero-copy
+                # a torch tensor, or another producer whose dtype is not NumPy's: imported
+                # zero-copy through its CUDA array interface or DLPack
+                if hasattr(value, "__cuda_array_interface__") or is_dlpack_cuda(value):
                     value = as_cuda_array(value)
             return value, self._check_array(kernel, value)
         if self.scalar is not None:
@@ -77,31 +83,33 @@ class Parameter:
                 self._fail(kernel, f"a {self.value_class.__name__} (or its components)", value)
         return value, _device_of_argument(value)
 
-    def _check_array(self, kernel, value):
-        if type(value) is np.ndarray and value.dtype == self._storage_dtype \
-                and value.ndim == self._host_ndim \
-                and (not self._trailing or value.shape[self.array.ndim:] == self._trailing) \
-                and (self.view_dtype is None or value.flags.c_contiguous):
-            return "cpu"  # the fast path of every well-formed NumPy launch
-        return self._check_array_slow(kernel, value)
+    def _well_formed(self, value):
+        """The checks of a NumPy-like array (dtype, ndim, shape and flags attributes)."""
+        return value.dtype == self._storage_dtype and value.ndim == self._host_ndim \
+            and (not self._trailing or value.shape[self.array.ndim:] == self._trailing) \
+            and (self.view_dtype is None or value.flags.c_contiguous)
 
-    def _check_array_slow(self, kernel, value):
+    def _check_array(self, kernel, value):
         device = arrays.device_of(value)
         scalar, host_ndim = self._storage_dtype, self._host_ndim
-        expected = (f"{self.array!r}: a {scalar} array with {host_ndim} dims"
-                    + (f" ending in {arrays.storage_of(self.array.dtype)[1]}"
-                       if host_ndim > self.array.ndim else ""))
+
+        def fail(error=TypeError, also=""):
+            expected = (f"{self.array!r}: a {scalar} array with {host_ndim} dims"
+                        + (f" ending in {arrays.storage_of(self.array.dtype)[1]}"
+                           if host_ndim > self.array.ndim else "") + also)
+            self._fail(kernel, expected, value, error)
+
         if device is None:
-            self._fail(kernel, expected, value)
+            fail()
         if value.dtype != scalar:
-            self._fail(kernel, expected, value)
+            fail()
         if value.ndim != host_ndim:
-            self._fail(kernel, expected, value, ValueError)
+            fail(ValueError)
         trailing = self._trailing
         if trailing and tuple(value.shape[self.array.ndim:]) != trailing:
-            self._fail(kernel, expected, value, ValueError)
-        if self.view_dtype is not None and not _c_contiguous(value):
-            self._fail(kernel, expected + " (C-contiguous)", value, ValueError)
+            fail(ValueError)
+        if self.view_dtype is not None and not arrays.c_contiguous(value):
+            fail(ValueError, " (C-contiguous)")
         return device
 
 
@@ -111,21 +119,3 @@ def _device_of_argument(value):
     if device is None and hasattr(value, "id") and isinstance(getattr(value, "device", None), str):
         return arrays.parse_device(value.device)[0]
     return device
-
-
-def _c_contiguous(value):
-    flags = getattr(value, "flags", None)
-    if flags is not None:
-        return bool(flags["C_CONTIGUOUS"] if not hasattr(flags, "c_contiguous") else flags.c_contiguous)
-    interface = value.__cuda_array_interface__
-    return interface.get("strides") is None or _strides_are_c(interface)
-
-
-def _strides_are_c(interface):
-    itemsize = np.dtype(interface["typestr"]).itemsize
-    expected = itemsize
-    for extent, stride in zip(reversed(interface["shape"]), reversed(interface["strides"])):
-        if extent > 1 and stride != expected:
-            return False
-        expected *= extent
-    return True

@@ -57,9 +57,9 @@ def _add_vertex_normals(mesh, face):
 
 
 def _sort_pairs(keys, values, count, key_bits, block_counts, block_sums, stream):
-    k, v = np.asarray(keys), np.asarray(values)
-    order = np.argsort(k[0, :count], kind="stable")
-    k[0, :count], v[0, :count] = k[0, :count][order], v[0, :count][order]
+    k, v = np.asarray(keys[0]), np.asarray(values[0])
+    order = np.argsort(k[:count], kind="stable")
+    k[:count], v[:count] = k[:count][order], v[:count][order]
     return 0
 
 

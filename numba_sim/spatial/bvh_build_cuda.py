@@ -23,13 +23,13 @@ host: ``check_boxes_kernel`` flags the first bad box, and the build reads the
 flag back (a synchronization), before it touches the tree.
 """
 
-import functools
 import math
 
 import numpy as np
 from numba import cuda, float32, int32
 
 from numba_sim import cuda_runtime
+from numba_sim.cuda_launch import kernel
 from numba_sim.lowering.bvh import (
     native_lbvh_build_node,
     native_lbvh_finish_node,
@@ -181,12 +181,6 @@ def set_descriptor_kernel(bvh_id, nodes, primitive_indices, refit_order, level_o
 KERNELS = (check_boxes_kernel, reset_bounds_kernel, centre_bounds_kernel, frame_kernel,
            morton_kernel, karras_kernel, finish_kernel, levels_kernel, scatter_kernel,
            refit_kernel, set_descriptor_kernel)
-
-
-@functools.cache
-def kernel(body):
-    """The numba-cuda kernel of one of the bodies above, compiled at first launch."""
-    return cuda.jit(body)
 
 
 def _blocks(count):

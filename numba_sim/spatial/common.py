@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from numba_sim import native
+from numba_sim import arrays, native
 
 POINTER, INT, FLOAT = ctypes.c_void_p, ctypes.c_int, ctypes.c_float
 
@@ -175,22 +175,6 @@ def _shape_and_dtype(array):
     return tuple(interface["shape"]), np.dtype(interface["typestr"])
 
 
-def _is_c_contiguous(array):
-    if isinstance(array, np.ndarray):
-        return array.flags.c_contiguous
-    interface = array.__cuda_array_interface__
-    strides = interface.get("strides")
-    if strides is None:
-        return True
-    shape, dtype = _shape_and_dtype(array)
-    expected = dtype.itemsize
-    for extent, stride in zip(reversed(shape), reversed(strides)):
-        if extent > 1 and stride != expected:
-            return False
-        expected *= extent
-    return True
-
-
 def vec3_array(where, name, array, device=None):
     """Check that ``array`` is a C-contiguous (n, 3) float32 array (on ``device``); returns n.
 
@@ -207,7 +191,7 @@ def vec3_array(where, name, array, device=None):
                         f"not {dtype}")
     if len(shape) != 2 or shape[1] != 3:
         raise ValueError(f"{where}({name}=...): {name} must have shape (n, 3), not {tuple(shape)}")
-    if not _is_c_contiguous(array):
+    if not arrays.c_contiguous(array):
         raise ValueError(f"{where}({name}=...): {name} must be C-contiguous (it is used in place: "
                          "refit reads it again); pass np.ascontiguousarray(...)")
     if shape[0] > MAX_ITEMS:

@@ -19,8 +19,9 @@ One pass per digit of :data:`DIGIT_BITS` bits (16 buckets):
 ``key_offsets_kernel`` then turns sorted keys into the first position of each
 key (a binary search per key), which is how the grid gets its cell offsets.
 
-This module uses plain numba-cuda only (no numba_sim import), so that its
-kernels can also run under the CUDA simulator in tests.
+The kernels are plain numba-cuda, launched through numba_sim's prepared
+launches; under the CUDA simulator this file imports nothing of numba_sim, so
+that tests can load it alone and run its kernels there.
 """
 
 import functools
@@ -154,8 +155,13 @@ KERNELS = (
 
 @functools.cache
 def kernel(body):
-    """The numba-cuda kernel of one of the bodies above, compiled at first launch."""
-    return cuda.jit(body)
+    """``kernel(body)[blocks, threads, stream](*args)``: numba_sim's prepared launches
+    of ``cuda.jit(body)``; under the CUDA simulator, the simulator's kernel."""
+    if cuda.config.ENABLE_CUDASIM:
+        return cuda.jit(body)
+    from numba_sim.cuda_launch import kernel as prepared_kernel
+
+    return prepared_kernel(body)
 
 
 def _blocks(count, threads):
@@ -180,13 +186,20 @@ def exclusive_scan(data, count, block_sums, stream):
     kernel(scan_add_kernel)[blocks, SCAN_BLOCK, stream](data, count, block_sums)
 
 
-def sort_pairs(keys, values, count, key_bits, block_counts, block_sums, stream):
-    """Sort ``(keys[0, :count], values[0, :count])`` by key (non-negative, < 2**key_bits).
+def rows(pair):
+    """The two rows of a ``(2, n)`` device array (a pair of rows is returned as it is)."""
+    return pair if isinstance(pair, tuple) else (pair[0], pair[1])
 
-    ``keys`` and ``values`` are ``(2, capacity)`` int32 device arrays; each
-    pass reads one row and writes the other, and the result is in row
+
+def sort_pairs(keys, values, count, key_bits, block_counts, block_sums, stream):
+    """Sort ``(keys[0][:count], values[0][:count])`` by key (non-negative, < 2**key_bits).
+
+    ``keys`` and ``values`` are ``(2, capacity)`` int32 device arrays, or pairs
+    of their rows (slicing a device array costs more than a launch); each pass
+    reads one row and writes the other, and the result is in row
     ``passes_for(key_bits) % 2``, which is returned.
     """
+    keys, values = rows(keys), rows(values)
     blocks = _blocks(count, BLOCK)
     passes = passes_for(key_bits)
     for pass_index in range(passes):

@@ -14,11 +14,10 @@ Launches read and write only the grid's buffers (sized by ``reserve``), so a
 build can be captured in a CUDA graph.
 """
 
-import functools
-
 import numpy as np
 from numba import cuda
 
+from numba_sim.cuda_launch import kernel
 from numba_sim.lowering.hash_grid import native_point_cells, native_set_grid
 from numba_sim.spatial import cuda_radix_sort
 
@@ -42,23 +41,19 @@ KERNELS = (set_descriptor_kernel, point_cells_kernel)
 _THREADS = 256
 
 
-@functools.cache
-def kernel(body):
-    return cuda.jit(body)
-
-
 def build_cuda(grid_id, points, num_points, dims, cell_width, buffers, stream):
     """Build the grid at ``grid_id`` from ``points[:num_points]`` ((n, 3) float32 device array).
 
     ``buffers`` holds the grid's device arrays: ``keys`` and ``values``
-    ``(2, capacity)`` int32, ``cell_offsets`` (num_cells + 1), and the sort's
-    ``block_counts`` and ``block_sums``. Returns the row of ``values`` that
-    holds the cell-sorted point indices.
+    ``(2, capacity)`` int32 and their rows ``key_rows`` and ``value_rows``,
+    ``cell_offsets`` (num_cells + 1), and the sort's ``block_counts`` and
+    ``block_sums``. Returns the row of ``values`` that holds the cell-sorted
+    point indices.
     """
     num_cells = dims[0] * dims[1] * dims[2]
     key_bits = max(1, (num_cells - 1).bit_length())
     final = cuda_radix_sort.passes_for(key_bits) % 2
-    keys, values = buffers["keys"], buffers["values"]
+    keys, values = buffers["key_rows"], buffers["value_rows"]
     grid_id = np.uint64(grid_id)
     kernel(set_descriptor_kernel)[1, 1, stream](
         grid_id, dims[0], dims[1], dims[2], num_points, cell_width, values[final],
@@ -115,6 +110,8 @@ class CudaGridStorage:
                 "block_sums": cuda.device_array(block_sums, dtype=np.int32),
                 "cell_offsets": self.cell_offsets,
             }
+            buffers["key_rows"] = cuda_radix_sort.rows(buffers["keys"])
+            buffers["value_rows"] = cuda_radix_sort.rows(buffers["values"])
             if self.num_points:
                 row = self.final_row
                 old = self.buffers["values"][row, : self.num_points]
