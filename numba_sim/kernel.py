@@ -30,8 +30,30 @@ class Func(CPUDispatcher):
         return f"<numba_sim func {self.py_func.__qualname__}>"
 
 
-def func(fn):
-    """Decorator: a Warp-style device function (``@wp.func``)."""
+WARP_KERNEL_OPTIONS = frozenset({
+    "name", "enable_backward", "launch_bounds", "cuda_max_registers", "enable_cuda_smem_spilling",
+    "cluster_dim", "module", "module_options", "entry_point_abi", "grid_stride"})
+"""``@wp.kernel(...)``'s options (Warp 1.19). Accepted so that Warp code ports as it is; they
+change nothing here (numba_sim compiles each kernel on its own, with numba's defaults),
+except ``enable_backward``, which is kept for the adjoint (docs/porting-from-warp.md)."""
+
+WARP_FUNC_OPTIONS = frozenset({"name", "module", "inline"})
+"""``@wp.func(...)``'s options (Warp 1.19), accepted with no effect likewise."""
+
+
+def _check_options(decorator, options, known):
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(f"@sim.{decorator}: unknown option{'s' if len(unknown) > 1 else ''} "
+                        f"{', '.join(map(repr, unknown))} (Warp's options are "
+                        f"{', '.join(sorted(known))})")
+
+
+def func(fn=None, **options):
+    """Decorator: a Warp-style device function (``@wp.func``, ``@wp.func(...)``)."""
+    _check_options("func", options, WARP_FUNC_OPTIONS)
+    if fn is None:
+        return func
     body = kernel_language.rewrite(fn, is_kernel=False)
     dispatcher = Func(body, locals={}, targetoptions={"nopython": True, "boundscheck": None})
     dispatcher.__doc__ = fn.__doc__
@@ -41,7 +63,9 @@ def func(fn):
 class Kernel:
     """A ``@sim.kernel``: launched with :func:`numba_sim.launch` over a grid of threads."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, enable_backward=None):
+        self.enable_backward = enable_backward
+        """Warp's option, kept for the adjoint (True unless given as False)."""
         signature = inspect.signature(fn)
         for p in signature.parameters.values():
             if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
@@ -104,18 +128,28 @@ class Kernel:
 
         return launcher_module.compile_kernel(self, device, argtypes_or_inputs, cc=cc, ndim=ndim)
 
-    def inspect(self, device="cpu", kind="llvm", argtypes_or_inputs=(), cc=None, ndim=1):
-        """Generated code: ``"llvm"`` / ``"asm"`` (cpu) or ``"llvm"`` / ``"ptx"`` / ``"cubin"`` (cuda)."""
+    def inspect(self, device="cpu", kind="llvm", argtypes_or_inputs=None, cc=None, ndim=1):
+        """Generated code: ``"llvm"`` / ``"asm"`` (cpu) or ``"llvm"`` / ``"ptx"`` / ``"cubin"`` (cuda).
+
+        With *argtypes_or_inputs*, the code of that signature (compiled if need be); without,
+        as Numba's ``inspect_llvm()``, a dict of the code of every signature compiled so far
+        on *device*, keyed by the launcher's signature (the launch dims' type, then the
+        arguments' types).
+        """
         from numba_sim import launcher as launcher_module
 
+        if argtypes_or_inputs is None:
+            return launcher_module.inspect_compiled(self, device, kind, cc=cc)
         return launcher_module.inspect_kernel(self, device, kind, argtypes_or_inputs, cc=cc, ndim=ndim)
 
 
 def kernel(fn=None, **options):
-    """Decorator: a Warp-style kernel (``@wp.kernel``)."""
+    """Decorator: a Warp-style kernel (``@wp.kernel``, ``@wp.kernel(...)`` with Warp's
+    options: see :data:`WARP_KERNEL_OPTIONS`)."""
+    _check_options("kernel", options, WARP_KERNEL_OPTIONS)
     if fn is None:
-        return lambda f: Kernel(f, **options)
-    return Kernel(fn)
+        return lambda f: Kernel(f, enable_backward=options.get("enable_backward"))
+    return Kernel(fn, enable_backward=options.get("enable_backward"))
 
 
 __all__ = ["Func", "Kernel", "func", "kernel"]

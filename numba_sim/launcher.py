@@ -402,4 +402,25 @@ def inspect_kernel(kernel, device, kind, argtypes_or_inputs, cc=None, ndim=1):
     raise ValueError(f"kind: expected 'llvm', 'ptx' or 'cubin' on cuda, got {kind!r}")
 
 
-__all__ = ["launch", "synchronize", "compile_kernel", "inspect_kernel"]
+def inspect_compiled(kernel, device, kind, cc=None):
+    """{launcher signature: code} of every signature of *kernel* compiled so far on *device*."""
+    target = arrays.parse_device(device)[0]
+    signatures = []
+    for (launcher_device, _, _), launcher in list(kernel._launchers.items()):
+        if launcher_device != target:
+            continue
+        dispatchers = [launcher._parallel, launcher._serial] if target == "cpu" else \
+            [launcher.dispatcher]
+        for dispatcher in dispatchers:
+            for signature in getattr(dispatcher, "overloads", ()):
+                if signature not in signatures:
+                    signatures.append(signature)
+    if not signatures:
+        raise ValueError(f"{kernel.__qualname__}: nothing is compiled for {target} yet; launch "
+                         "the kernel first, or pass argtypes_or_inputs to inspect one signature")
+    return {signature: inspect_kernel(kernel, device, kind, signature[1:], cc=cc,
+                                      ndim=len(signature[0]))
+            for signature in signatures}
+
+
+__all__ = ["launch", "synchronize", "compile_kernel", "inspect_kernel", "inspect_compiled"]

@@ -411,3 +411,45 @@ def test_inspect_gives_generated_code():
     assert integrate_1d.inspect("cuda", "cubin", inputs, cc=(9, 0))[:4] == b"\x7fELF"
     with pytest.raises(ValueError, match="kind"):
         integrate_1d.inspect("cpu", "ptx", inputs)
+
+
+def test_inspect_without_argument_types_gives_every_compiled_signature():
+    @sim.kernel
+    def scale(a: sim.array(dtype=float, ndim=2), b, factor: float):
+        i, j = sim.tid()
+        a[i, j] = a[i, j] * factor + b[i, j]
+
+    with pytest.raises(ValueError, match=r"scale: nothing is compiled for cpu yet"):
+        scale.inspect("cpu", "llvm")
+    a = np.ones((3, 4), np.float32)
+    sim.launch(scale, dim=(3, 4), inputs=[a, np.ones((3, 4), np.float32), 2.0])
+    sim.launch(scale, dim=(3, 4), inputs=[a, np.ones((3, 4), np.float64), 2.0])
+    code = scale.inspect("cpu", "llvm")
+    assert len(code) == 2 and all("define" in text for text in code.values())
+    dims, _, b_type, factor_type = next(iter(code))
+    assert str(dims) == "UniTuple(int64 x 2)" and str(factor_type) == "float32"
+    assert {str(signature[2].dtype) for signature in code} == {"float32", "float64"}
+    with pytest.raises(ValueError, match=r"nothing is compiled for cuda yet"):
+        scale.inspect("cuda", "ptx", cc=(7, 5))
+
+
+def test_warp_decorator_options_are_accepted_and_unknown_ones_named():
+    @sim.kernel(enable_backward=False, module="unique", launch_bounds=256)
+    def fill(a: sim.array(dtype=float)):
+        i = sim.tid()
+        a[i] = 2.0
+
+    a = np.zeros(4, np.float32)
+    sim.launch(fill, 4, [a])
+    assert a.tolist() == [2.0] * 4 and fill.enable_backward is False
+
+    @sim.func(module="unique", inline=True)
+    def twice(x: float):
+        return x * 2.0
+
+    assert twice(1.5) == 3.0
+    with pytest.raises(TypeError, match=r"@sim.kernel: unknown option 'enable_backwards' "
+                                        r"\(Warp's options are .*enable_backward"):
+        sim.kernel(enable_backwards=False)
+    with pytest.raises(TypeError, match=r"@sim.func: unknown options 'inlined', 'name_'"):
+        sim.func(inlined=True, name_="x")
