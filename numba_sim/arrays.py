@@ -119,8 +119,6 @@ def device_of(value):
         if cls.__name__ == "ndarray" and cls.__module__.split(".")[0] == "cupy":
             NUMPY_LIKE_ARRAYS[cls] = "cuda"
         return "cuda"
-    from numba_sim.cuda_runtime import is_dlpack_cuda
-
     if is_dlpack_cuda(value):
         return "cuda"
     return None
@@ -143,7 +141,23 @@ def c_contiguous(value):
     return True
 
 
-def _cupy():
+KDL_CUDA = 2
+"""DLPack's device type of CUDA memory."""
+
+
+def is_dlpack_cuda(value):
+    """Whether *value* is a DLPack producer of CUDA memory (a torch tensor, say)."""
+    device = getattr(value, "__dlpack_device__", None)
+    if device is None or not hasattr(value, "__dlpack__"):
+        return False
+    try:
+        return device()[0] == KDL_CUDA
+    except Exception:
+        return False
+
+
+def cupy_module():
+    """CuPy, or an ImportError saying how to install it."""
     try:
         import cupy
     except ImportError:
@@ -152,11 +166,26 @@ def _cupy():
     return cupy
 
 
+_cupy_found = None
+
+
+def cupy_or_none():
+    """CuPy if it is installed, else None (looked up once)."""
+    global _cupy_found
+    if _cupy_found is None:
+        try:
+            import cupy
+        except ImportError:
+            cupy = False
+        _cupy_found = cupy
+    return _cupy_found or None
+
+
 def _array_module(device):
     kind, ordinal = parse_device(device)
     if kind == "cpu":
         return np, None
-    return _cupy(), ordinal
+    return cupy_module(), ordinal
 
 
 def _shape(shape):
@@ -198,7 +227,7 @@ def full(shape, value, dtype=float, device="cpu"):
 def zeros_like(a):
     """Zeros of *a*'s shape and dtype, on *a*'s device (NumPy or CuPy)."""
     if device_of(a) == "cuda":
-        return _cupy().zeros_like(a)
+        return cupy_module().zeros_like(a)
     return np.zeros_like(a)
 
 

@@ -13,19 +13,6 @@ import contextlib
 
 from numba_sim import arrays
 
-KDL_CUDA = 2
-"""DLPack's device type of CUDA memory."""
-
-
-def is_dlpack_cuda(value):
-    device = getattr(value, "__dlpack_device__", None)
-    if device is None or not hasattr(value, "__dlpack__"):
-        return False
-    try:
-        return device()[0] == KDL_CUDA
-    except Exception:
-        return False
-
 
 def as_cuda_array(value):
     """A CUDA array object for *value*, or *value* itself if it is not an array."""
@@ -34,8 +21,8 @@ def as_cuda_array(value):
 
         return cuda.from_cuda_array_interface(value.__cuda_array_interface__, owner=value,
                                               sync=False)
-    if is_dlpack_cuda(value) and not hasattr(value, "__cuda_array_interface__"):
-        return arrays._cupy().from_dlpack(value)
+    if arrays.is_dlpack_cuda(value) and not hasattr(value, "__cuda_array_interface__"):
+        return arrays.cupy_module().from_dlpack(value)
     return value
 
 
@@ -44,34 +31,17 @@ def numba_stream(stream):
     from numba import cuda
 
     if stream is None:
-        try:
-            import cupy
-        except ImportError:
-            return 0
-        return cuda.external_stream(cupy.cuda.get_current_stream().ptr)
+        cupy = arrays.cupy_or_none()
+        return cuda.external_stream(cupy.cuda.get_current_stream().ptr) if cupy else 0
     if hasattr(stream, "ptr") and not hasattr(stream, "handle"):  # a CuPy stream
         return cuda.external_stream(stream.ptr)
     return stream
 
 
-_cupy_module = None
-
-
-def _cupy_or_none():
-    global _cupy_module
-    if _cupy_module is None:
-        try:
-            import cupy
-        except ImportError:
-            cupy = False
-        _cupy_module = cupy
-    return _cupy_module or None
-
-
 def current_stream_function():
     """A function giving the CUstream handle (an int) that launches go on by default:
     CuPy's current stream (the legacy default stream, 0, without CuPy)."""
-    cupy = _cupy_or_none()
+    cupy = arrays.cupy_or_none()
     if cupy is None:
         return lambda: 0
     current = cupy.cuda.get_current_stream
@@ -93,7 +63,7 @@ def stream_handle(stream):
 
 def current_device_function():
     """A function giving the ordinal of the calling thread's current CUDA device."""
-    cupy = _cupy_or_none()
+    cupy = arrays.cupy_or_none()
     if cupy is not None:
         return cupy.cuda.runtime.getDevice
     from numba import cuda
@@ -137,7 +107,7 @@ def capture(device="cuda", stream=None):
     the block).  Everything recorded must be capturable: kernels already
     compiled or compilable, HashGrid builds after ``reserve`` (no allocation).
     """
-    cupy = arrays._cupy()
+    cupy = arrays.cupy_module()
     kind, ordinal = arrays.parse_device(device)
     if kind != "cuda":
         raise ValueError(f"device: graph capture needs a CUDA device, got {device!r}")

@@ -60,11 +60,11 @@ class Parameter:
                 return value, device  # the fast path of every well-formed NumPy or CuPy launch
             if not isinstance(value, np.ndarray) and not isinstance(getattr(value, "dtype", None),
                                                                     np.dtype):
-                from numba_sim.cuda_runtime import as_cuda_array, is_dlpack_cuda
+                from numba_sim.cuda_runtime import as_cuda_array
 
                 # a torch tensor, or another producer whose dtype is not NumPy's: imported
                 # zero-copy through its CUDA array interface or DLPack
-                if hasattr(value, "__cuda_array_interface__") or is_dlpack_cuda(value):
+                if hasattr(value, "__cuda_array_interface__") or arrays.is_dlpack_cuda(value):
                     value = as_cuda_array(value)
             return value, self._check_array(kernel, value)
         if self.scalar is not None:
