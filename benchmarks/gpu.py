@@ -129,7 +129,9 @@ def launch_overhead(sim, cupy, launches):
                                                                      launches)
     except Exception as e:  # noqa: BLE001 - the floor is informative only
         print(f"bare cuLaunchKernel: not measured ({type(e).__name__}: {e})")
-    prepared = one.launcher("cuda", 1)._prepared.get(cupy.cuda.runtime.getDevice())
+    from numba_sim.launcher import launcher_for
+
+    prepared = launcher_for(one, "cuda", 1)._prepared.get(cupy.cuda.runtime.getDevice())
     if prepared is not None:  # the driver call of sim.launch alone: the floor it stands on
         from numba_sim._native import launch as native_launch
 

@@ -1,7 +1,7 @@
 // The C ABI of bvh.h, included once by entry_points.cpp (so that it is built
 // into the host library and into the device code, like every entry point).
 // Trees and query states travel as untyped pointers; numba_sim reserves their
-// sizes (numba_sim/typing/bvh.py) and its tests check them against
+// sizes (numba_sim/spatial/common.py) and its tests check them against
 // sim_bvh_layout(). The CPU builds are host-only: bvh_host_build.cpp.
 #ifndef SIM_BVH_ENTRY_POINTS_H
 #define SIM_BVH_ENTRY_POINTS_H

@@ -48,9 +48,10 @@ struct HashGrid {
 };
 
 // The state of one query, on the caller's stack. The first three fields are
-// read by numba_sim's compiled iteration (numba_sim/lowering/hash_grid.py,
-// which declares the same layout): the current run [index, end) of sorted
-// positions and the array mapping them to point indices. The rest is private.
+// read by numba_sim's compiled iteration (numba_sim/lowering/hash_grid.py;
+// numba_sim/typing/hash_grid.py declares the same layout): the current run
+// [index, end) of sorted positions and the array mapping them to point
+// indices. The rest is private.
 struct HashGridQuery {
     const int32* point_ids;
     int32 index;

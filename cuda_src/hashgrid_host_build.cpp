@@ -1,7 +1,7 @@
 // Host only (never compiled by NVRTC): the CPU build of a hash grid, on a team
-// of std::threads. numba_sim/spatial/hash_grid_build_cpu.py calls it through
-// ctypes, which releases the GIL, so grids built from several Python threads
-// build at the same time. (The CUDA build is numba_sim/spatial/hash_grid_build_cuda.py;
+// of std::threads. numba_sim/spatial/hash_grid.py (a CPU grid's storage) calls
+// it through ctypes, which releases the GIL, so grids built from several
+// Python threads build at the same time. (The CUDA build is numba_sim/spatial/hash_grid_build_cuda.py;
 // both take the cell of a point from hashgrid.h.)
 //
 // The points are cut into one chunk per thread, and the threads go through

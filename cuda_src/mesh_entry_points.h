@@ -1,7 +1,8 @@
 // The C ABI of mesh.h, included once by entry_points.cpp (built into the host
 // library and into the device code). Meshes travel as untyped pointers;
-// numba_sim reserves their size and reads MeshHit results
-// (numba_sim/lowering/mesh.py); its tests check both against sim_mesh_layout().
+// numba_sim reserves their size (numba_sim/spatial/common.py) and reads MeshHit
+// results (numba_sim/lowering/mesh.py); its tests check both against
+// sim_mesh_layout().
 // The CPU builds are host-only: mesh_host_build.cpp.
 #ifndef SIM_MESH_ENTRY_POINTS_H
 #define SIM_MESH_ENTRY_POINTS_H

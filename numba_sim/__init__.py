@@ -13,7 +13,7 @@ from numba_sim import scalars as _scalars  # noqa: E402
 from numba_sim import spatial as _spatial  # noqa: E402
 from numba_sim import config  # noqa: E402
 from numba_sim.arrays import (  # noqa: E402
-    array, empty, from_numpy, full, ones, to_numpy, zeros, zeros_like,
+    array, empty, from_numpy, full, ones, to_numpy, view, zeros, zeros_like,
 )
 from numba_sim.builtins import *  # noqa: E402,F401,F403
 from numba_sim.cuda_args import cuda_args  # noqa: E402
@@ -25,7 +25,6 @@ from numba_sim.spatial import *  # noqa: E402,F401,F403
 from numba_sim.structs import struct  # noqa: E402
 from numba_sim.threads import tid  # noqa: E402
 from numba_sim.types import PUBLIC_NAMES as _VALUE_CLASSES  # noqa: E402
-from numba_sim.typing.arrays import view  # noqa: E402
 
 globals().update(_VALUE_CLASSES)
 _registration.register()

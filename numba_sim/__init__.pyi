@@ -10,6 +10,7 @@ from numba_sim.arrays import from_numpy as from_numpy
 from numba_sim.arrays import full as full
 from numba_sim.arrays import ones as ones
 from numba_sim.arrays import to_numpy as to_numpy
+from numba_sim.arrays import view as view
 from numba_sim.arrays import zeros as zeros
 from numba_sim.arrays import zeros_like as zeros_like
 from numba_sim.cuda_args import cuda_args as cuda_args
@@ -20,7 +21,6 @@ from numba_sim.launcher import launch as launch
 from numba_sim.launcher import synchronize as synchronize
 from numba_sim.structs import struct as struct
 from numba_sim.threads import tid as tid
-from numba_sim.typing.arrays import view as view
 from numba_sim.scalars import float16 as float16
 from numba_sim.scalars import float32 as float32
 from numba_sim.scalars import float64 as float64

@@ -8,6 +8,13 @@
 
 import argparse
 import sys
+import time
+
+import numba
+import numpy as np
+
+import numba_sim
+from numba_sim import cache, examples, native, render
 
 
 def _cuda_report():
@@ -24,8 +31,6 @@ def _cuda_report():
                          "offline")
     except Exception as e:  # a broken CUDA setup is reported, not fatal
         lines.append(f"  CUDA: unavailable ({e})")
-    from numba_sim import native
-
     try:
         lines.append("  NVRTC: %d.%d" % native.nvrtc_version())
     except Exception as e:
@@ -40,12 +45,6 @@ def _cuda_report():
 
 
 def info():
-    import numba
-    import numpy as np
-
-    import numba_sim
-    from numba_sim import cache, native
-
     files, size = cache.cache_size()
     lines = [
         f"numba_sim {numba_sim.__version__} (Python {sys.version.split()[0]})",
@@ -61,8 +60,6 @@ def info():
 
 
 def _host_library():
-    from numba_sim import native
-
     try:
         return native.host_library_path()
     except ImportError as e:
@@ -70,8 +67,6 @@ def _host_library():
 
 
 def cache_clear():
-    from numba_sim import cache, native
-
     removed = cache.clear()
     print(f"removed {removed} files from {native.cache_dir()}")
 
@@ -81,10 +76,6 @@ DEFAULT_FRAMES = {"particles": 120, "dem": 36, "sph": 2}
 
 
 def run(name, device, frames, out):
-    import time
-
-    from numba_sim import examples, render
-
     try:
         from tqdm import tqdm
     except ImportError:
@@ -102,9 +93,7 @@ def run(name, device, frames, out):
         frame_start = time.perf_counter()
         example.step()
         if device != "cpu":
-            from numba_sim import synchronize
-
-            synchronize()
+            numba_sim.synchronize()
         step_times.append(time.perf_counter() - frame_start)
         if animate:
             recorded.append(example.positions())

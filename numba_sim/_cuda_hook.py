@@ -9,6 +9,8 @@ lowering are installed there; if it is already imported, this happens at once.
 import importlib.abc
 import sys
 
+from numba_sim import registry
+
 _TARGET = "numba.cuda"
 
 
@@ -21,8 +23,6 @@ class _InstallAfterImport(importlib.abc.Loader):
 
     def exec_module(self, module):
         self.loader.exec_module(module)
-        from numba_sim import registry
-
         registry.install_cuda()
 
     def __getattr__(self, name):
@@ -46,8 +46,6 @@ class _NumbaCudaFinder(importlib.abc.MetaPathFinder):
 
 def install():
     if _TARGET in sys.modules:
-        from numba_sim import registry
-
         registry.install_cuda()
     elif not any(isinstance(f, _NumbaCudaFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _NumbaCudaFinder())

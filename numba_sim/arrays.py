@@ -259,6 +259,17 @@ def to_numpy(a):
     return np.asarray(a)
 
 
+def view(array, dtype):
+    """``view(a, sim.vec3)``: *a* (NumPy, ``(..., 3)`` float32, C-contiguous) as vec3 elements.
+
+    From Python this returns *a* itself after checking it (NumPy has no vec3
+    dtype); in compiled code it is a zero-copy ``Array(vec3, ...)`` view
+    (typing/arrays.py, lowering/arrays.py).
+    """
+    check_value_array(array, dtype, "a")
+    return array
+
+
 def check_value_array(a, dtype, name):
     """Check that host array *a* can be viewed with element *dtype*; raise naming *name*."""
     scalar, trailing = storage_of(dtype)

@@ -34,7 +34,9 @@ import types as pytypes
 import numpy as np
 
 from numba_sim.kernel_language import function_namespace
-from numba_sim.native import cache_dir
+from numba_sim.native import cache_dir, read_sources
+from numba_sim.structs import Struct
+from numba_sim.types import Value
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _STABLE_MODULES = ("numba_sim", "numba", "numpy", "math", "cmath", "operator", "llvmlite")
@@ -51,10 +53,9 @@ def enabled():
 
 @functools.cache
 def package_fingerprint():
-    """Versions of numba_sim, Numba, numba-cuda and NumPy, and a hash of numba_sim's sources."""
+    """Versions of Numba, numba-cuda and NumPy, and a hash of numba_sim's sources (its
+    version among them, in ``__init__.py``)."""
     import numba
-
-    import numba_sim
 
     hasher = hashlib.sha256()
     try:
@@ -63,10 +64,7 @@ def package_fingerprint():
         cuda_version = version("numba-cuda")
     except Exception:  # pragma: no cover - numba-cuda is a dependency
         cuda_version = "none"
-    hasher.update(f"{numba_sim.__version__} {numba.__version__} {cuda_version} "
-                  f"{np.__version__}".encode())
-    from numba_sim.native import read_sources
-
+    hasher.update(f"{numba.__version__} {cuda_version} {np.__version__}".encode())
     for root, dirs, files in os.walk(_PACKAGE_DIR):
         dirs[:] = sorted(d for d in dirs if not d.startswith(("_cuda_src", "__pycache__")))
         for name in sorted(files):
@@ -121,16 +119,12 @@ class _Digest:
     def value(self, name, value, names):
         from numba.core.dispatcher import Dispatcher
 
-        from numba_sim.kernel import Kernel
-        from numba_sim.structs import Struct
-        from numba_sim.types import Value
-
         self.update(f"\n{name}=")
         if isinstance(value, Dispatcher) or type(value).__name__ == "CUDADispatcher":
             self.update(repr(sorted(getattr(value, "targetoptions", {}).items())))
             self.function(value.py_func)
-        elif isinstance(value, Kernel):
-            self.function(value.py_func)
+        elif isinstance(getattr(value, "py_func", None), pytypes.FunctionType):
+            self.function(value.py_func)  # a @sim.kernel
         elif isinstance(value, pytypes.ModuleType):
             self.update(value.__name__)
             if value.__name__.split(".")[0] in _STABLE_MODULES or id(value) in self.seen:

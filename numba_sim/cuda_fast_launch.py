@@ -16,7 +16,8 @@ import struct
 import numpy as np
 from numba.core import types
 
-from numba_sim import config, cuda_launch
+from numba_sim import config, cuda_launch, cuda_runtime
+from numba_sim.typing.value_types import ValueType
 
 MAX_THREADS = 2**31 - 1
 
@@ -33,12 +34,10 @@ def make(kernel, prepared, arguments, device, block_size):
     """``fast_launch`` for *kernel*'s prepared 1-D launch on *device*, or None where its
     parameters are not all arrays, scalars and value types. *arguments* are the bound
     arguments of the launch that prepared it; blocks have *block_size* threads."""
-    from numba_sim.typing.value_types import ValueType
-
     namespace = {"_config": config, "_MISS": False, "_prepared": prepared,
                  "_pack_into": prepared.packing.format.pack_into, "_struct_error": struct.error,
-                 "_current_device": _current_device_function(), "_DEVICE": device,
-                 "_current_stream": _current_stream_function(),
+                 "_current_device": cuda_runtime.current_device_function(), "_DEVICE": device,
+                 "_current_stream": cuda_runtime.current_stream_function(),
                  "_launch": cuda_launch.launch_function(), "_fail": _launch_error}
     argtypes = prepared.argtypes
     checks, leaves = [], ["dim"]
@@ -107,14 +106,3 @@ def _launch_error(result):
         return False
     raise RuntimeError(f"cuLaunchKernel failed: {cuda_launch.error_name(result)}")
 
-
-def _current_device_function():
-    from numba_sim import cuda_runtime
-
-    return cuda_runtime.current_device_function()
-
-
-def _current_stream_function():
-    from numba_sim import cuda_runtime
-
-    return cuda_runtime.current_stream_function()

@@ -23,8 +23,10 @@ import struct
 import threading
 
 import numpy as np
-
 from numba.core import types
+
+from numba_sim import arrays, cuda_runtime
+from numba_sim.cuda_args import cuda_args
 
 SLOT = 8
 """Bytes per kernel parameter in the buffer (every leaf is at most 8 bytes)."""
@@ -173,8 +175,6 @@ class ArgumentPacking:
 
 
 def _generate_pack(argtypes, converted):
-    from numba_sim.cuda_args import cuda_args
-
     namespace = {"__array": array_slots}
     parts = []
     for k, (ty, conversion) in enumerate(zip(argtypes, converted)):
@@ -229,8 +229,6 @@ def prepare(dispatcher, args):
     extensions = dispatcher.targetoptions.get("extensions") or ()
     converted = [None] * len(args)
     if extensions:
-        from numba_sim.cuda_args import cuda_args
-
         if list(extensions) != [cuda_args]:
             return None  # someone else's argument conversions: leave them to the dispatcher
         for k, (ty, value) in enumerate(zip(argtypes, args)):
@@ -266,8 +264,6 @@ def _argument_key(value):
         if not hasattr(value, "__cuda_array_interface__") or not hasattr(value, "dtype"):
             return None
         _ARRAY_CLASSES.add(cls)
-    from numba_sim import arrays
-
     return cls, value.dtype, value.ndim, arrays.c_contiguous(value)
 
 
@@ -292,8 +288,6 @@ class DispatcherLaunches:
 
     def launch(self, blocks, threads, stream, args):
         if self._current_device is None:
-            from numba_sim import cuda_runtime
-
             self._current_device = cuda_runtime.current_device_function()
         key = (self._current_device(), *[_argument_key(a) for a in args])
         if None in key:
@@ -301,9 +295,7 @@ class DispatcherLaunches:
             return
         prepared = self._prepared.get(key)
         if prepared is not None:
-            from numba_sim.cuda_runtime import stream_handle
-
-            handle = stream_handle(stream)
+            handle = cuda_runtime.stream_handle(stream)
             if handle is not None:
                 result = prepared.launch(args, blocks, threads, handle)
                 if not result:

@@ -7,12 +7,21 @@ attribute lookup ``numba_sim.view`` by the global function itself, so the
 public spelling works in ``@njit``, ``@cuda.jit`` and kernels alike.
 """
 
+import types
+
+from numba_sim.arrays import view
+
+_PACKAGE = __name__.rpartition(".")[0]
+
+
+def _is_package(value):
+    """Whether *value* is the numba_sim package (by name: this module sits below it)."""
+    return isinstance(value, types.ModuleType) and value.__name__ == _PACKAGE
+
 
 def _make_rewrite(rewrites_module, ir_module, errors_module):
     class ModuleViewRewrite(rewrites_module.Rewrite):
         def match(self, func_ir, block, typemap, calltypes):
-            import numba_sim
-
             self.block = block
             self.matches = []
             for stmt in block.body:
@@ -24,13 +33,11 @@ def _make_rewrite(rewrites_module, ir_module, errors_module):
                 except (KeyError, errors_module.NumbaError, AttributeError):
                     continue
                 if isinstance(owner, (ir_module.Global, ir_module.FreeVar)) \
-                        and owner.value is numba_sim:
+                        and _is_package(owner.value):
                     self.matches.append(stmt)
             return bool(self.matches)
 
         def apply(self):
-            from numba_sim.typing.arrays import view
-
             for stmt in self.matches:
                 stmt.value = ir_module.Global("view", view, stmt.value.loc)
             return self.block

@@ -1,17 +1,17 @@
 """``@sim.kernel`` and ``@sim.func``.
 
-A kernel's body is rewritten into the kernel language (kernel_language.py)
-and compiled by Numba for the CPU target (called from a ``prange`` launcher on
-every core) or for numba-cuda (called from a bounds-checked ``cuda.grid(1)``
-launcher).  Launchers are generated per (device, launch dimensionality) and
-compiled lazily; Numba specializes them per argument types.
+A :class:`Kernel` is a description: the Python function, its parameters and
+its body rewritten into the kernel language (kernel_language.py).  Launching
+and compiling belong to launcher.py, which generates and caches the launchers
+(per device, launch dimensionality and mode); ``kernel.compile`` and
+``kernel.inspect`` hand the kernel to it.
 """
 
 import inspect
 
 from numba.core.registry import CPUDispatcher
 
-from numba_sim import config, kernel_language
+from numba_sim import kernel_language, launcher
 from numba_sim.parameters import Parameter
 
 
@@ -83,9 +83,11 @@ class Kernel:
         )
         self.body = kernel_language.rewrite(fn, is_kernel=True)
         self._debug_bodies = {}
-        self._launchers = {}
+        self.launchers = {}
+        """launcher.py's cache of this kernel's launchers: (device, ndim, mode) -> launcher."""
         self.fast_launch = None
-        """Set once a CUDA launch is prepared: sim.launch's shortcut (cuda_fast_launch.py)."""
+        """Set by launcher.py once a CUDA launch is prepared: sim.launch's shortcut
+        (cuda_fast_launch.py)."""
 
     def __call__(self, *args, **kwargs):
         raise TypeError(f"kernel {self.__qualname__} is launched with sim.launch({self.__name__}, "
@@ -103,20 +105,6 @@ class Kernel:
                                                                  debug=True, target=target)
         return self._debug_bodies[target]
 
-    def launcher(self, device, ndim, mode=None):
-        """The (cached) launcher of this kernel for *device* ('cpu' | 'cuda'), *ndim* and
-        *mode* (the current ``sim.config.mode`` by default)."""
-        if mode is None:
-            mode = config.mode
-        key = (device, ndim, mode)
-        launcher = self._launchers.get(key)
-        if launcher is None:
-            from numba_sim import launcher as launcher_module
-
-            factory = launcher_module.CpuLauncher if device == "cpu" else launcher_module.CudaLauncher
-            launcher = self._launchers.setdefault(key, factory(self, ndim, mode))
-        return launcher
-
     def compile(self, device="cpu", argtypes_or_inputs=(), cc=None, ndim=1):
         """Compile without launching; on CUDA offline for compute capability *cc*.
 
@@ -124,9 +112,7 @@ class Kernel:
         arguments.  Returns the compiled launcher's code library (CUDA) or
         dispatcher (CPU).
         """
-        from numba_sim import launcher as launcher_module
-
-        return launcher_module.compile_kernel(self, device, argtypes_or_inputs, cc=cc, ndim=ndim)
+        return launcher.compile_kernel(self, device, argtypes_or_inputs, cc=cc, ndim=ndim)
 
     def inspect(self, device="cpu", kind="llvm", argtypes_or_inputs=None, cc=None, ndim=1):
         """Generated code: ``"llvm"`` / ``"asm"`` (cpu) or ``"llvm"`` / ``"ptx"`` / ``"cubin"`` (cuda).
@@ -136,11 +122,9 @@ class Kernel:
         on *device*, keyed by the launcher's signature (the launch dims' type, then the
         arguments' types).
         """
-        from numba_sim import launcher as launcher_module
-
         if argtypes_or_inputs is None:
-            return launcher_module.inspect_compiled(self, device, kind, cc=cc)
-        return launcher_module.inspect_kernel(self, device, kind, argtypes_or_inputs, cc=cc, ndim=ndim)
+            return launcher.inspect_compiled(self, device, kind, cc=cc)
+        return launcher.inspect_kernel(self, device, kind, argtypes_or_inputs, cc=cc, ndim=ndim)
 
 
 def kernel(fn=None, **options):

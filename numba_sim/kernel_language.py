@@ -29,7 +29,9 @@ import linecache
 import textwrap
 import types
 
-from numba_sim import kernel_ops
+from numba_sim import debug_checks, kernel_ops
+from numba_sim.arrays import array
+from numba_sim.threads import tid
 
 TID_PARAMETER = "__sim_tid__"
 OPS = "__sim_ops__"
@@ -117,8 +119,6 @@ def _store(node):
 
 def _array_parameters(fn):
     """Names of *fn*'s parameters annotated ``sim.array(...)``."""
-    from numba_sim.arrays import array
-
     annotations = inspect.get_annotations(fn, eval_str=True)
     return {name for name, annotation in annotations.items() if isinstance(annotation, array)}
 
@@ -148,8 +148,6 @@ class _KernelRewriter(ast.NodeTransformer):
 
     # -- debug mode: bounds and NaN checks on the array parameters
     def _helper(self, kind, name, count, node):
-        from numba_sim import debug_checks
-
         helper_name = f"__sim_{kind}_{name}_{count}"
         if helper_name not in self.helpers:
             factory = debug_checks.index_check if kind == "index" else debug_checks.nan_check
@@ -255,8 +253,6 @@ class _KernelRewriter(ast.NodeTransformer):
         return node
 
     def visit_Call(self, node):
-        from numba_sim.threads import tid
-
         if self._is_call_to(node, tid):
             if not self.is_kernel:
                 raise _error("sim.tid() is only legal inside a @sim.kernel (it is the index of "
@@ -299,8 +295,6 @@ class _KernelRewriter(ast.NodeTransformer):
         return node
 
     def visit_Assign(self, node):
-        from numba_sim.threads import tid
-
         if self.is_kernel and self._is_call_to(node.value, tid):
             target = node.targets[0]
             unpacks = isinstance(target, (ast.Tuple, ast.List)) and len(node.targets) == 1

@@ -1,33 +1,62 @@
 """The operators of the kernel language (Warp's scalar rules), as functions.
 
 Inside ``@sim.kernel`` / ``@sim.func`` bodies the rewrite
-(kernel_language.py) turns ``a + b`` into ``add(a, b)`` and so on.  On scalars
-these follow Warp:
+(kernel_language.py) turns ``a + b`` into ``add(a, b)`` and so on.  On two
+scalars (ints and floats):
 
-* the operands meet at a common type (an int literal adopts the other
-  operand's type, float literals are float32, a narrower type widens) and the
-  result keeps it: int32 + int32 is int32, float32 * 2.0 is float32;
-* ``/`` on integers truncates toward zero and ``%`` takes the sign of the
-  dividend (C); ``//`` floors; ``%`` on floats is C's fmod;
-* ``**`` on floats stays in the base's float type.
+* the operands meet at a common type by the kernel language's scalar rule
+  (numba_sim/scalar_rule.py: an int literal adopts the other operand's type, a
+  float beats an int, the wider type wins, at equal width the unsigned int)
+  and the result keeps it: int32 + int32 is int32 and wraps, float32 * 2.0 is
+  float32;
+* then one formula per operator (``SCALAR_FORMULAS``) computes the result on
+  two scalars of that type.  The formula runs here on NumPy scalars (a
+  ``@sim.func`` called as Python), and lowering/kernel_ops.py runs the same
+  formula on symbolic scalars to emit LLVM IR for the CPU and CUDA, as the
+  value types' formulas in numba_sim/algebra.py do.
 
-Anything else (value types, arrays, tuples...) keeps Python's / Numba's meaning
-of the operator.  Each function here is the Python semantics (a ``@sim.func``
-run as Python computes the same numbers); typing/kernel_ops.py and
-lowering/kernel_ops.py give the compiled semantics on both targets.
+The formulas follow Warp's C++ (warp/native/builtin.h):
+
+* ``/`` on ints and ``%`` truncate toward zero (C: ``-7 / 2 == -3``,
+  ``-7 % 2 == -1``); ``//`` floors (``-7 // 2 == -4``); ``%`` on floats is
+  C's ``fmod``; ``//`` on floats is ``floor(a / b)``.  Ints narrower than 32
+  bits divide as int32, as C promotes them (int8 ``-128 / -1`` is -128).
+* ``**`` takes floats only (Warp has no integer power) and is the C library's
+  ``pow`` in the float type (in Python computed in double precision and
+  rounded: it can differ from the compiled result by one ulp);
+* ``& | ^ << >>`` take ints only.  A shift count outside ``[0, bits)`` gives 0
+  for ``<<`` and the sign fill for ``>>`` (undefined in C; as NumPy does);
+  ``>>`` is arithmetic on signed ints.
+* Integer division or remainder by zero is undefined in Warp (the CPU traps):
+  compiled code leaves it undefined, Python mode raises ZeroDivisionError.
+  ``INT_MIN / -1`` of int32 and int64 is likewise undefined compiled, and wraps
+  in Python mode.
+* Float division by zero gives inf or NaN, never an error.
+
+An operator that does not take the operands' types (``&`` with a float,
+``**`` on two ints) is an error naming both types and the conversion to write
+(scalar_rule.operator_error), a TypeError in Python and a TypingError when
+compiled.  Comparisons are not rewritten: they keep NumPy's and Numba's mixed
+type comparison, which agree (exact).  Anything but two scalars (value types,
+arrays, tuples...) keeps Python's / Numba's meaning of the operator.
 
 The component-assignment helpers (``store_item``, ``store_attr``,
 ``update_item``, ``update_attr``, ``update_component``) are what the rewrite
 turns ``v.x = 1``, ``m[i, j] = 0``, ``arr[i] += x`` (atomic on arrays) and
 ``arr[i][0] += x`` into: they return the updated value (or the array, after an
-atomic update of its element).
+atomic update of its element).  ``x op= value`` into a scalar component or
+element converts *value* to the element's type first, then applies the
+operator in that type.
 """
 
+import math
 import operator
 
 import numpy as np
 
-from numba_sim import algebra
+from numba_sim import algebra, scalar_rule
+from numba_sim.structs import Struct
+from numba_sim.types import Value, attribute_slice
 
 float32 = np.float32
 int32 = np.int32
@@ -40,40 +69,154 @@ BINARY = {
 }
 """Name of each kernel operator -> the Python operator it stands for."""
 
-AUGMENTED = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and_", "or_", "xor",
-             "lshift", "rshift"}
+AUGMENTED = frozenset(BINARY)
+
+
+# --------------------------------------------------------------------------
+# Polymorphic helpers: NumPy scalars in Python, symbolic scalars when lowering
+
+
+def _is_symbolic(x):
+    return hasattr(x, "emit_call")
+
+
+def _is_signed(x):
+    return np.issubdtype(algebra.scalar_type_of(x), np.signedinteger)
+
+
+def _bits(x):
+    return np.dtype(algebra.scalar_type_of(x)).itemsize * 8
+
+
+def _c_divide(a, b):
+    """C's integer ``a / b`` (truncating) on two ints of one type."""
+    if _is_symbolic(a):
+        return a / b
+    return scalar_rule.convert(_truncated_quotient(int(a), int(b)), type(a))
+
+
+def _c_remainder(a, b):
+    """C's ``a % b`` on ints (the sign of *a*), ``fmod`` on floats."""
+    if _is_symbolic(a):
+        return a % b  # srem / urem / frem
+    if not algebra.is_integer(a):
+        return np.fmod(a, b)
+    x, y = int(a), int(b)
+    return scalar_rule.convert(x - _truncated_quotient(x, y) * y, type(a))
+
+
+def _truncated_quotient(x, y):
+    if y == 0:
+        raise ZeroDivisionError("integer division by zero (undefined in Warp's kernels: the "
+                                "compiled code gives an undefined value or traps)")
+    quotient = abs(x) // abs(y)
+    return quotient if (x < 0) == (y < 0) else -quotient
+
+
+def _instruction(name, a, b):
+    """One integer instruction: ``& | ^ << >>`` (``>>`` arithmetic on signed ints).
+
+    The symbolic scalars have no integer bitwise operators (their ``&`` and ``|``
+    combine conditions), so the instruction is emitted here, next to NumPy's.
+    """
+    if not _is_symbolic(a):
+        return BINARY[name](a, b)
+    builder = a.builder
+    emit = {"and_": builder.and_, "or_": builder.or_, "xor": builder.xor, "lshift": builder.shl,
+            "rshift": builder.ashr if _is_signed(a) else builder.lshr}[name]
+    return type(a)(a.context, builder, a.type, emit(a.value, b.value))
+
+
+def _as_c_int(a, b, operation):
+    """``operation(a, b)`` with ints narrower than 32 bits promoted to int32, as C does."""
+    if _bits(a) >= 32:
+        return operation(a, b)
+    wide = operation(algebra.cast(a, np.int32), algebra.cast(b, np.int32))
+    return algebra.cast(wide, algebra.scalar_type_of(a))
+
+
+def _count_in_range(a, b):
+    """Whether *b* is a defined shift count for *a*: ``0 <= b < bits``."""
+    below = b < _bits(a)
+    return (b >= algebra.zero_like(b)) & below if _is_signed(b) else below
+
+
+# --------------------------------------------------------------------------
+# One formula per operator, on two scalars of the common type
+
+
+def _truediv(a, b):
+    return _as_c_int(a, b, _c_divide) if algebra.is_integer(a) else a / b
+
+
+def _floordiv(a, b):
+    if not algebra.is_integer(a):
+        return algebra.call(math.floor, a / b)
+    quotient = _as_c_int(a, b, _c_divide)
+    if not _is_signed(a):
+        return quotient
+    remainder = _as_c_int(a, b, _c_remainder)
+    zero = algebra.zero_like(a)
+    inexact_negative = (remainder != zero) & ((remainder < zero) != (b < zero))
+    return algebra.select(inexact_negative, quotient - 1, quotient)
+
+
+def _mod(a, b):
+    return _as_c_int(a, b, _c_remainder) if algebra.is_integer(a) else _c_remainder(a, b)
+
+
+def _lshift(a, b):
+    return algebra.select(_count_in_range(a, b), _instruction("lshift", a, b),
+                          algebra.zero_like(a))
+
+
+def _rshift(a, b):
+    zero = algebra.zero_like(a)
+    fill = algebra.select(a < zero, zero - 1, zero) if _is_signed(a) else zero
+    return algebra.select(_count_in_range(a, b), _instruction("rshift", a, b), fill)
+
+
+SCALAR_FORMULAS = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "truediv": _truediv,
+    "floordiv": _floordiv,
+    "mod": _mod,
+    "pow": lambda a, b: algebra.call(math.pow, a, b),
+    "and_": lambda a, b: _instruction("and_", a, b),
+    "or_": lambda a, b: _instruction("or_", a, b),
+    "xor": lambda a, b: _instruction("xor", a, b),
+    "lshift": _lshift,
+    "rshift": _rshift,
+}
+"""Name of each kernel operator -> its formula on two scalars of one type (NumPy or symbolic)."""
+
+
+# --------------------------------------------------------------------------
+# The operators, in Python
 
 
 def _is_scalar(x):
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+    return scalar_rule.from_python(x) is not None
 
 
-def common_scalar_type(a, b):
-    """The NumPy scalar type two Python-mode operands meet at (Warp's rules)."""
-    a_literal, b_literal = type(a) in (int, float), type(b) in (int, float)
-    a_type = np.int32 if type(a) is int else np.float32 if type(a) is float else type(a)
-    b_type = np.int32 if type(b) is int else np.float32 if type(b) is float else type(b)
-    if a_literal and not b_literal and (type(a) is int or np.issubdtype(b_type, np.floating)):
-        return b_type
-    if b_literal and not a_literal and (type(b) is int or np.issubdtype(a_type, np.floating)):
-        return a_type
-    return np.promote_types(a_type, b_type).type if a_type != b_type else a_type
+def _check(name, a, b):
+    message = scalar_rule.operator_error(name, a, b)
+    if message is not None:
+        raise TypeError(message)
 
 
 def _scalar_binary(name, a, b):
-    scalar_type = common_scalar_type(a, b)
-    a, b = scalar_type(a), scalar_type(b)
-    integer = np.issubdtype(scalar_type, np.integer)
+    a_scalar, b_scalar = scalar_rule.from_python(a), scalar_rule.from_python(b)
+    _check(name, a_scalar.dtype, b_scalar.dtype)
+    scalar_type = scalar_rule.common_dtype(a_scalar, b_scalar).type
+    return _apply(name, scalar_rule.convert(a, scalar_type), scalar_rule.convert(b, scalar_type))
+
+
+def _apply(name, a, b):
     with np.errstate(all="ignore"):
-        if name == "truediv":
-            return algebra.div(a, b)
-        if name == "mod":
-            if integer:
-                return scalar_type(a - algebra.div(a, b) * b)
-            return scalar_type(np.fmod(a, b))
-        if name == "pow" and not integer:
-            return scalar_type(np.power(a, b))
-        return scalar_type(BINARY[name](a, b))
+        return SCALAR_FORMULAS[name](a, b)
 
 
 def _make_binary(name):
@@ -86,7 +229,8 @@ def _make_binary(name):
 
     kernel_operator.__name__ = name
     kernel_operator.__qualname__ = name
-    kernel_operator.__doc__ = f"The kernel language's ``{name}`` (Warp's scalar rules)."
+    symbol = scalar_rule.SYMBOLS[name]
+    kernel_operator.__doc__ = f"The kernel language's ``{symbol}`` (Warp's scalar rules)."
     return kernel_operator
 
 
@@ -94,9 +238,11 @@ globals().update({name: _make_binary(name) for name in BINARY})
 
 
 def neg(a):
-    """The kernel language's unary minus (keeps an int32 an int32)."""
-    if _is_scalar(a):
-        return (np.int32(a) if type(a) is int else np.float32(a) if type(a) is float else a).__neg__()
+    """The kernel language's unary minus (keeps an int32 an int32; an int literal is int32)."""
+    scalar = scalar_rule.from_python(a)
+    if scalar is not None:
+        with np.errstate(all="ignore"):
+            return -scalar_rule.convert(a, scalar.dtype.type)
     return -a
 
 
@@ -106,9 +252,6 @@ def neg(a):
 
 def _replace_component(value, key, new):
     """*value* (a value type or struct) with component/row/field *key* set to *new*."""
-    from numba_sim.structs import Struct
-    from numba_sim.types import Value
-
     if isinstance(value, Struct):
         result = type(value)._from_fields([getattr(value, f.name) for f in value._fields])
         setattr(result, key, new)
@@ -117,8 +260,6 @@ def _replace_component(value, key, new):
         raise TypeError(f"cannot assign to a component of {type(value).__name__}")
     storage = np.array(value._storage)
     if isinstance(key, str):
-        from numba_sim.types import attribute_slice
-
         found = attribute_slice(value.spec, key)
         if found is None:
             raise AttributeError(f"{value.spec.name} has no attribute {key!r}")
@@ -148,6 +289,10 @@ def store_attr(container, name, value):
 
 
 def _combine(op, current, value):
+    """``current op value``; a scalar *current* (an element) converts *value* to its type first."""
+    if isinstance(current, (np.integer, np.floating)) and _is_scalar(value):
+        _check(op, current.dtype, scalar_rule.from_python(value).dtype)
+        return _apply(op, current, scalar_rule.convert(value, type(current)))
     return globals()[op](current, value)
 
 

@@ -21,10 +21,10 @@ import warnings
 import numba
 import numpy as np
 
-from numba_sim import arrays, cache, cuda_fast_launch, cuda_launch, cuda_runtime
-from numba_sim.kernel import Kernel
+from numba_sim import arrays, cache, config, cuda_fast_launch, cuda_launch, cuda_runtime
+from numba_sim.arrays import view
+from numba_sim.cuda_args import cuda_args
 from numba_sim.lowering.hints import nonnegative
-from numba_sim.typing.arrays import view
 
 MAX_THREADS = 2**31 - 1
 SERIAL_THRESHOLD = 2048
@@ -141,8 +141,6 @@ class CudaLauncher:
     def __init__(self, kernel, ndim, mode="release"):
         from numba import cuda
 
-        from numba_sim.cuda_args import cuda_args
-
         self.kernel = kernel
         self.ndim = ndim
         self.mode = mode
@@ -219,6 +217,19 @@ class CudaLauncher:
             self._object_types = tuple(type(args[k]) for k in self._objects)
 
 
+def launcher_for(kernel, device, ndim, mode=None):
+    """The (cached) launcher of *kernel* for *device* ('cpu' | 'cuda'), *ndim* and *mode*
+    (the current ``sim.config.mode`` by default)."""
+    if mode is None:
+        mode = config.mode
+    key = (device, ndim, mode)
+    launcher = kernel.launchers.get(key)
+    if launcher is None:
+        factory = CpuLauncher if device == "cpu" else CudaLauncher
+        launcher = kernel.launchers.setdefault(key, factory(kernel, ndim, mode))
+    return launcher
+
+
 # --------------------------------------------------------------------------
 # launch
 
@@ -279,9 +290,10 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None):
     "cuda:N").  CPU launches use every core and return when done; CUDA
     launches go on CuPy's current stream (or *stream*) and return at once.
     """
-    if not isinstance(kernel, Kernel):
-        raise TypeError(f"kernel: expected a @sim.kernel, got {kernel!r}")
-    fast_launch = kernel.fast_launch  # a prepared CUDA signature's shortcut (cuda_fast_launch)
+    try:
+        fast_launch = kernel.fast_launch  # a prepared CUDA signature's shortcut (cuda_fast_launch)
+    except AttributeError:
+        raise TypeError(f"kernel: expected a @sim.kernel, got {kernel!r}") from None
     if fast_launch is not None and fast_launch(dim, inputs, outputs, device, stream):
         return
     args = [*inputs, *outputs]
@@ -299,7 +311,7 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None):
         _warn_dim_like_shape(kernel, dims, args)
     if count == 0:
         return
-    kernel.launcher(target, len(dims))(dims, count, bound, stream=stream, ordinal=ordinal)
+    launcher_for(kernel, target, len(dims))(dims, count, bound, stream=stream, ordinal=ordinal)
 
 
 def synchronize():
@@ -358,7 +370,7 @@ def _cuda_library(kernel, argtypes, cc, ndim):
         from numba import cuda
 
         cc = cuda.get_current_device().compute_capability
-    function = kernel.launcher("cuda", ndim).function
+    function = launcher_for(kernel, "cuda", ndim).function
     with offline_compute_capability(cc):
         result = compile_cuda(function, types.void, argtypes, debug=False, lineinfo=False,
                               nvvm_options={"opt": 3}, cc=tuple(cc), lto=True)
@@ -370,7 +382,7 @@ def compile_kernel(kernel, device, argtypes_or_inputs, cc=None, ndim=1):
     target = arrays.parse_device(device)[0]
     argtypes = _launcher_argtypes(kernel, argtypes_or_inputs, ndim)
     if target == "cpu":
-        launcher = kernel.launcher("cpu", ndim)
+        launcher = launcher_for(kernel, "cpu", ndim)
         launcher.parallel.compile(argtypes)
         return launcher.parallel
     library, cc = _cuda_library(kernel, argtypes, cc, ndim)
@@ -385,7 +397,7 @@ def inspect_kernel(kernel, device, kind, argtypes_or_inputs, cc=None, ndim=1):
         if kind not in ("llvm", "asm"):
             raise ValueError(f"kind: expected 'llvm' or 'asm' on the cpu, got {kind!r}")
         # compiled afresh: a launcher loaded from the disk cache keeps no LLVM IR
-        launcher = kernel.launcher("cpu", ndim)
+        launcher = launcher_for(kernel, "cpu", ndim)
         function = _build_launcher(kernel, ndim, False, launcher.body, numba.prange)
         dispatcher = numba.njit(parallel=launcher.mode != "debug")(function)
         dispatcher.compile(argtypes)
@@ -406,7 +418,7 @@ def inspect_compiled(kernel, device, kind, cc=None):
     """{launcher signature: code} of every signature of *kernel* compiled so far on *device*."""
     target = arrays.parse_device(device)[0]
     signatures = []
-    for (launcher_device, _, _), launcher in list(kernel._launchers.items()):
+    for (launcher_device, _, _), launcher in list(kernel.launchers.items()):
         if launcher_device != target:
             continue
         dispatchers = [launcher._parallel, launcher._serial] if target == "cpu" else \

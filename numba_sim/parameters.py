@@ -12,6 +12,7 @@ import inspect
 import numpy as np
 
 from numba_sim import arrays
+from numba_sim.cuda_runtime import as_cuda_array
 from numba_sim.types import Value
 
 
@@ -60,8 +61,6 @@ class Parameter:
                 return value, device  # the fast path of every well-formed NumPy or CuPy launch
             if not isinstance(value, np.ndarray) and not isinstance(getattr(value, "dtype", None),
                                                                     np.dtype):
-                from numba_sim.cuda_runtime import as_cuda_array
-
                 # a torch tensor, or another producer whose dtype is not NumPy's: imported
                 # zero-copy through its CUDA array interface or DLPack
                 if hasattr(value, "__cuda_array_interface__") or arrays.is_dlpack_cuda(value):

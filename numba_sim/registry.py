@@ -16,6 +16,8 @@ from numba.core import imputils
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.typing import templates
 
+from numba_sim import ir_rewrites
+
 typing_registry = templates.Registry()
 lowering_registry = imputils.Registry("numba_sim")
 
@@ -66,8 +68,6 @@ def install_cuda():
         return
     with _install_lock:
         _cuda_installed = True
-    from numba_sim import ir_rewrites
-
     ir_rewrites.register_cuda()
     install()
 

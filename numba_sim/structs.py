@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from numba_sim import arrays
+from numba_sim.parameters import Parameter
 from numba_sim.types import Value
 
 FIELD_SCALAR, FIELD_VALUE, FIELD_STRUCT, FIELD_ARRAY = "scalar", "value", "struct", "array"
@@ -60,7 +61,6 @@ class Field:
             if arrays.device_of(value) is None:
                 raise TypeError(f"{owner.__name__}.{self.name}: expected an array for "
                                 f"{parameter_like!r}, got {type(value).__name__}")
-            from numba_sim.parameters import Parameter
 
             Parameter(f"{owner.__name__}.{self.name}", parameter_like)._check_array(owner, value)
         return value
@@ -184,6 +184,8 @@ def struct(cls):
                      numpy_dtype=_NumpyDtype())
     result = type(cls.__name__, (Struct,), namespace)
     result.__qualname__ = cls.__qualname__
+    # The one import cycle of this family (typing/structs.py imports this module): the new
+    # class is its own typing key, so it is declared to Numba when it is made.
     from numba_sim.typing import structs as struct_typing
 
     struct_typing.register_struct(result)

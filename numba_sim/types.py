@@ -121,6 +121,49 @@ def row_spec(spec):
 # Python classes
 
 
+def _operations():
+    """The operation table, which runs the value classes' constructors and operators in
+    Python.  The one import cycle of the value-type family: operations.py types its formulas
+    over these classes (typing/value_types.py), so it is imported when first used."""
+    from numba_sim import operations
+
+    return operations
+
+
+def _getitem(value, index):
+    spec = value.spec
+    storage = value._storage
+    if isinstance(index, tuple):
+        if spec.kind != "mat" or len(index) != 2:
+            raise IndexError(f"{spec.name} takes a single index, not {index!r}")
+        return storage[_check_index(index[0], spec.shape[0], spec), _check_index(index[1], spec.shape[1], spec)]
+    i = _check_index(index, spec.shape[0], spec)
+    if spec.kind == "mat":
+        return CLASSES[row_spec(spec)]._from_components(list(storage[i]))
+    return storage[i]
+
+
+def _check_index(index, bound, spec):
+    index = int(index)
+    if not -bound <= index < bound:
+        raise IndexError(f"index {index} is out of range for {spec.name} (size {bound})")
+    return index
+
+
+def _getattr(value, name):
+    if name.startswith("_"):
+        raise AttributeError(name)
+    found = attribute_slice(value.spec, name)
+    if found is None:
+        raise AttributeError(f"{value.spec.name} has no attribute {name!r}")
+    start, stop, result_spec = found
+    flat = value._storage.reshape(-1)
+    if result_spec is None:
+        return flat[start]
+    return CLASSES[result_spec]._from_components(list(flat[start:stop]))
+
+
+
 class Value:
     """Base of all value-type classes; instances are immutable."""
 
@@ -129,9 +172,7 @@ class Value:
     __array_ufunc__ = None  # NumPy scalars defer to our operators (np.float32(2) * v is a vec)
 
     def __new__(cls, *args):
-        from numba_sim import operations
-
-        return operations.construct_python(cls, args)
+        return _operations().construct_python(cls, args)
 
     @classmethod
     def _from_components(cls, components):
@@ -155,14 +196,10 @@ class Value:
             yield self[i]
 
     def __getitem__(self, index):
-        from numba_sim import operations
-
-        return operations.getitem_python(self, index)
+        return _getitem(self, index)
 
     def __getattr__(self, name):
-        from numba_sim import operations
-
-        return operations.getattr_python(self, name)
+        return _getattr(self, name)
 
     def __setattr__(self, name, value):
         if name == "_storage" and not hasattr(self, "_storage"):
@@ -212,14 +249,10 @@ def _install_operators():
 
     def make_binary(op):
         def method(self, other):
-            from numba_sim import operations
-
-            return operations.apply_python(op, (self, other))
+            return _operations().apply_python(op, (self, other))
 
         def reflected(self, other):
-            from numba_sim import operations
-
-            return operations.apply_python(op, (other, self))
+            return _operations().apply_python(op, (other, self))
 
         return method, reflected
 
@@ -233,9 +266,7 @@ def _install_operators():
 
     for name, op in {"neg": operator.neg, "pos": operator.pos}.items():
         def method(self, _op=op):
-            from numba_sim import operations
-
-            return operations.apply_python(_op, (self,))
+            return _operations().apply_python(_op, (self,))
 
         method.__name__ = f"__{name}__"
         setattr(Value, method.__name__, method)

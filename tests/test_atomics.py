@@ -211,6 +211,26 @@ def test_typing_rules():
         atomic_in_njit(np.zeros(2, np.int16), 0, 1)
 
 
+def test_wrong_calls_say_how_to_call():
+    @numba.njit
+    def without_index(a):
+        return sim.atomic_max(a)
+
+    @numba.njit
+    def with_keyword(a):
+        return sim.atomic_max(a, 0, value=1.0)
+
+    errors = numba.core.errors.TypingError
+    with pytest.raises(errors, match=r"atomic_max\(arr, i\[, j, k, l\], value\): got 1 arguments"):
+        without_index(np.zeros(2))
+    with pytest.raises(errors, match=r"atomic_max\(\) takes no keyword arguments"):
+        with_keyword(np.zeros(2))
+    with pytest.raises(TypeError, match=r"atomic_add\(arr, i\[, j, k, l\], value\): got no "):
+        sim.atomic_add()
+    with pytest.raises(TypeError, match="missing index or value"):
+        sim.atomic_add(np.zeros(2), 0)
+
+
 # --------------------------------------------------------------------------
 # CUDA, offline
 

@@ -410,7 +410,7 @@ def test_python_mode_runs_the_same_traversal():
 def test_python_mode_refuses_what_is_not_a_cpu_bvh():
     with pytest.raises(ValueError, match="not the id of a live CPU Bvh"):
         bvh_query_aabb(12345, sim.vec3(), sim.vec3())
-    with pytest.raises(TypeError, match="expected a sim.Bvh or its id"):
+    with pytest.raises(TypeError, match="bvh must be a sim.Bvh or its id"):
         bvh_query_ray("bvh", sim.vec3(), sim.vec3())
     with pytest.raises(TypeError, match=r"lower must be a vec3"):
         bvh_query_aabb(Bvh(*random_boxes(3)), "lower", sim.vec3())
@@ -566,16 +566,15 @@ def test_cuda_tree_passed_to_cpu_code_is_refused():
 def test_native_layouts_match_the_numba_models():
     from numba.core.registry import cpu_target
 
-    from numba_sim.spatial.bvh import DESCRIPTOR_WORDS
-    from numba_sim.spatial.bvh_query import QUERY_STATE_BYTES, bvh_functions
+    from numba_sim.spatial.common import BVH_QUERY_BYTES, BVH_WORDS, host_functions
     from numba_sim.typing.bvh import box_query_state_type
 
     sizes = np.zeros(3, np.int32)
-    bvh_functions["sim_bvh_layout"](sizes.ctypes.data)
+    host_functions["sim_bvh_layout"](sizes.ctypes.data)
     context = cpu_target.target_context
     state_bytes = context.get_abi_sizeof(context.get_data_type(box_query_state_type))
-    assert sizes.tolist() == [32, 8 * DESCRIPTOR_WORDS, QUERY_STATE_BYTES]
-    assert state_bytes == QUERY_STATE_BYTES
+    assert sizes.tolist() == [32, 8 * BVH_WORDS, BVH_QUERY_BYTES]
+    assert state_bytes == BVH_QUERY_BYTES
 
 
 def test_public_names():

@@ -10,6 +10,7 @@ import pytest
 RUNNER = """
 import sys, numpy as np, numba.core.dispatcher as dispatcher
 import numba_sim as sim
+from numba_sim.launcher import launcher_for
 if "--no-compile" in sys.argv:
     def refuse(*args, **kwargs):
         raise AssertionError("compiled in a process that should load everything from the cache")
@@ -21,7 +22,7 @@ for name in sys.argv[2].split(","):
     module = importlib.import_module(name)
     out = np.zeros(4, np.float32)
     sim.launch(module.kernel, dim=4, inputs=[out])
-    stats = module.kernel.launcher("cpu", 1).serial.stats
+    stats = launcher_for(module.kernel, "cpu", 1).serial.stats
     results.append(f"{name}:{out[3]}:{sum(stats.cache_hits.values())}:{sum(stats.cache_misses.values())}")
 print(";".join(results))
 """

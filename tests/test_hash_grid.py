@@ -343,9 +343,9 @@ def test_build_is_deterministic_across_thread_counts():
 
 def test_build_with_more_threads_than_cores(monkeypatch):
     """Seven chunks (an odd count, more threads than this machine's cores)."""
-    from numba_sim.spatial import hash_grid_build_cpu
+    from numba_sim.spatial import hash_grid
 
-    monkeypatch.setattr(hash_grid_build_cpu.numba, "get_num_threads", lambda: 7)
+    monkeypatch.setattr(hash_grid.numba, "get_num_threads", lambda: 7)
     points = uniform(7 * 32768 + 5, -1.0, 1.0, seed=24)
     grid = HashGrid(64, 64, 64)
     grid.build(points, 0.03)
@@ -617,14 +617,14 @@ def test_query_typing_errors_name_the_builtin():
 def test_native_layouts_match_the_numba_models():
     from numba.core.registry import cpu_target
 
-    from numba_sim.spatial.hash_grid_build_cpu import DESCRIPTOR_WORDS
-    from numba_sim.spatial.hash_grid_native import native_layout
-    from numba_sim.spatial.hash_grid_query import QUERY_STATE_BYTES
+    from numba_sim.spatial.common import HASH_GRID_QUERY_BYTES, HASH_GRID_WORDS, host_functions
     from numba_sim.typing.hash_grid import hash_grid_query_state_type
 
+    sizes = np.zeros(2, np.int32)
+    host_functions["sim_hash_grid_layout"](sizes.ctypes.data)
     context = cpu_target.target_context
     state_bytes = context.get_abi_sizeof(context.get_data_type(hash_grid_query_state_type))
-    assert native_layout() == (8 * DESCRIPTOR_WORDS, QUERY_STATE_BYTES) == (40, state_bytes)
+    assert sizes.tolist() == [8 * HASH_GRID_WORDS, HASH_GRID_QUERY_BYTES] == [40, state_bytes]
 
 
 def test_public_names():

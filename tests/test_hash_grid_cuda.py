@@ -20,7 +20,8 @@ from numba.core import types
 import numba_sim as sim
 from numba_sim import native, spatial
 from numba_sim.spatial import cuda_radix_sort, hash_grid_build_cuda
-from numba_sim.typing.hash_grid import hash_grid_type, prepare_cuda_arg
+from numba_sim.typing.hash_grid import hash_grid_type
+from numba_sim.typing.spatial_common import prepare_cuda_arg
 
 POINTS = types.float32[:, ::1]
 INDICES = types.int32[::1]

@@ -505,12 +505,16 @@ def test_cuda_mesh_passed_to_cpu_code_is_refused():
 
 
 def test_native_layouts_match():
-    from numba_sim.spatial.mesh import BVH_OFFSET, MESH_WORDS
-    from numba_sim.spatial.mesh_query import HIT_BYTES, mesh_functions
+    from numba_sim.spatial.common import (
+        MESH_BVH_OFFSET,
+        MESH_HIT_BYTES,
+        MESH_WORDS,
+        host_functions,
+    )
 
     sizes = np.zeros(3, np.int32)
-    mesh_functions["sim_mesh_layout"](sizes.ctypes.data)
-    assert sizes.tolist() == [8 * MESH_WORDS, HIT_BYTES, BVH_OFFSET]
+    host_functions["sim_mesh_layout"](sizes.ctypes.data)
+    assert sizes.tolist() == [8 * MESH_WORDS, MESH_HIT_BYTES, MESH_BVH_OFFSET]
 
 
 def test_public_names():

@@ -92,7 +92,8 @@ SIMULATED_MESH = textwrap.dedent("""
     from numba import cuda
     from numba_sim.spatial import mesh_build_cuda
     from numba_sim.spatial.bvh import counts
-    from numba_sim.spatial.mesh import BVH_OFFSET, Mesh
+    from numba_sim.spatial.common import MESH_BVH_OFFSET
+    from numba_sim.spatial.mesh import Mesh
     from numba_sim.spatial.mesh_query import mesh_query_point
     from mesh_shapes import torus
     from simulated_native import at, handle, library
@@ -106,7 +107,7 @@ SIMULATED_MESH = textwrap.dedent("""
     assert np.array_equal(np.asarray(gpu.edge_faces), storage.edge_faces)
     assert np.array_equal(np.asarray(gpu.tri_lowers), storage.tri_lowers)
     assert np.allclose(np.asarray(gpu.vertex_normals), storage.vertex_normals, atol=1e-5)
-    assert counts(gpu.id + BVH_OFFSET) == storage.bvh_counts()
+    assert counts(gpu.id + MESH_BVH_OFFSET) == storage.bvh_counts()
 
     rng = np.random.default_rng(0)
     queries = rng.uniform(-1.5, 1.5, (200, 3)).astype(np.float32)

@@ -273,6 +273,30 @@ def test_rand_init_takes_integers():
         init_from_float(1.5)
 
 
+def test_wrong_calls_name_the_accepted_calls():
+    @numba.njit
+    def float_range(low):
+        return sim.randi(sim.rand_init(1), low, 10)
+
+    @numba.njit
+    def with_keyword():
+        return sim.randf(state=sim.rand_init(1))
+
+    errors = numba.core.errors.TypingError
+    with pytest.raises(errors, match=r"randi\(RandomState, float64, int64\): expected "
+                                     r"randi\(a random state\) or randi\(a random state, an "
+                                     r"int, an int\), got float64 for an int"):
+        float_range(1.5)
+    with pytest.raises(errors, match=r"randf\(\) takes no keyword arguments"):
+        with_keyword()
+    with pytest.raises(TypeError, match=r"sample_unit_disk\(\): expected "
+                                        r"sample_unit_disk\(a random state\)$"):
+        sim.sample_unit_disk()
+    with pytest.raises(TypeError, match=r"randf\(int, float, float\): expected .*; the state "
+                                        r"is made by rand_init"):
+        sim.randf(3, 0.0, 1.0)
+
+
 # --------------------------------------------------------------------------
 # CUDA, offline
 

@@ -1,9 +1,13 @@
-"""Warp's builtins, one module per family; each defined once in the operation table.
+"""Warp's builtins, one module per family; each builtin declared once.
 
-A family module defines its public functions with
-:func:`numba_sim.operations.make_builtin` / :func:`numba_sim.operations.define`
-and lists them in its ``__all__``; importing this package registers them all,
-and ``numba_sim`` re-exports every name listed here.
+A family module only declares its public functions, in one of the two ways of
+:mod:`numba_sim.builtins.forms`: :func:`~numba_sim.builtins.forms.builtin`
+(a formula: an entry of the operation table, :mod:`numba_sim.operations`, which
+a family may also fill by hand with ``make_builtin`` / ``define``) or
+:func:`~numba_sim.builtins.forms.intrinsic_builtin` (not a formula: the random
+builtins and the atomics, lowered by :mod:`numba_sim.lowering`), and lists them
+in its ``__all__``; importing this package registers them all, and
+``numba_sim`` re-exports every name listed here.
 """
 
 import importlib

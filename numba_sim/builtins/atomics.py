@@ -11,7 +11,10 @@ components), and the old value is assembled from the components' old values.
 The value is converted to the element type: integers and floats for float
 elements, integers for integer elements (a float value for an integer array
 is a typing error, as in Warp); value-type elements take the same value type.
-Real atomics on both targets (:func:`numba_sim.lowering.atomics.emit_atomic`).
+Real atomics on both targets (:func:`numba_sim.lowering.atomics.lower_atomic`,
+on :func:`~numba_sim.lowering.atomics.emit_atomic`).  Each builtin is an
+intrinsic builtin (:func:`numba_sim.builtins.forms.intrinsic_builtin`) with a
+typer, since it takes one index per array dimension.
 
 Run as Python (a ``@sim.func`` called from Python) the builtins update NumPy
 arrays (value-type arrays with their trailing storage dims) under a lock and
@@ -22,13 +25,12 @@ CPU target.
 import threading
 
 import numpy as np
-from llvmlite import ir
-from numba.core import cgutils, types
+from numba.core import types
 from numba.core.errors import TypingError
-from numba.core.typing.templates import AbstractTemplate, signature
+from numba.core.typing import signature
 
-from numba_sim.lowering.atomics import SUPPORTED_TYPES, emit_atomic
-from numba_sim.registry import lowering_registry, typing_registry
+from numba_sim.builtins.forms import intrinsic_builtin
+from numba_sim.lowering.atomics import SUPPORTED_TYPES, lower_atomic
 from numba_sim.types import Value
 from numba_sim.typing.value_types import ValueType
 
@@ -80,7 +82,7 @@ def _run_python(name, op, arr, args):
 
 
 # --------------------------------------------------------------------------
-# Typing and lowering
+# Typing
 
 
 def _resolve(name, args):
@@ -112,49 +114,18 @@ def _resolve(name, args):
     return signature(dtype, arr, *[types.intp] * arr.ndim, dtype)
 
 
-def _make_lowering(op):
-    def lower_atomic(context, builder, sig, args):
-        array_type, dtype = sig.args[0], sig.return_type
-        array = context.make_array(array_type)(context, builder, args[0])
-        pointer = cgutils.get_item_pointer(context, builder, array_type, array, args[1:-1],
-                                           wraparound=True)
-        value = args[-1]
-        if not isinstance(dtype, ValueType):
-            return emit_atomic(context, builder, op, pointer, dtype, value)
-        old = ir.Constant(context.get_value_type(dtype), ir.Undefined)
-        for k in range(dtype.size):
-            component = cgutils.gep_inbounds(builder, pointer, 0, k)
-            previous = emit_atomic(context, builder, op, component, dtype.dtype,
-                                   builder.extract_value(value, k))
-            old = builder.insert_value(old, previous, k)
-        return old
-
-    lower_atomic.__name__ = f"lower_atomic_{op}"
-    return lower_atomic
-
-
 def _atomic_builtin(op, doc):
     name = f"atomic_{op}"
 
-    def builtin(arr, *args):
-        return _run_python(name, op, arr, args)
+    def typer(*args):
+        return _resolve(name, args)
 
-    builtin.__name__ = builtin.__qualname__ = name
-    builtin.__module__ = "numba_sim"
-    builtin.__doc__ = doc
+    def python(*args):
+        if not args:
+            raise TypeError(f"{name}(arr, i[, j, k, l], value): got no arguments")
+        return _run_python(name, op, args[0], args[1:])
 
-    class Template(AbstractTemplate):
-        key = builtin
-
-        def generic(self, args, kws):
-            if kws:
-                raise TypingError(f"{name}() takes no keyword arguments")
-            return _resolve(name, tuple(types.unliteral(a) for a in args))
-
-    Template.__name__ = f"Typing_{name}"
-    typing_registry.register_global(builtin, types.Function(Template))
-    lowering_registry.lower(builtin, types.Array, types.VarArg(types.Any))(_make_lowering(op))
-    return builtin
+    return intrinsic_builtin(name, doc, typer=typer, python=python, lower=lower_atomic(op))
 
 
 atomic_add = _atomic_builtin(

@@ -1,5 +1,7 @@
-"""Declarative typing of builtins: a builtin is a list of *forms*.
+"""Declaring builtins, two ways: formulas (:func:`builtin`) and intrinsics
+(:func:`intrinsic_builtin`).
 
+The first way: a builtin that computes a formula is a list of *forms*.
 A :class:`Form` is a parameter list (value-type patterns and scalars), a rule
 for the result type and the formula (:mod:`numba_sim.algebra`) that computes
 it.  :func:`builtin` turns the forms into one entry of the operation table
@@ -24,6 +26,32 @@ arguments stay literal for the typer (so ``n`` can choose the matrix type) and
 a dtype argument may be a NumPy or Numba scalar type (``sim.float32``,
 ``np.float64``, ``numba.float32``), a NumPy dtype, or Python's ``float`` /
 ``int`` (float32 / int32, as in Warp).
+
+The second way: intrinsic builtins
+----------------------------------
+
+A builtin that is not a formula on components -- the random builtins advance
+a state in place, the atomics update memory -- is declared with
+:func:`intrinsic_builtin`.  Its :class:`Overload` s list the accepted calls:
+parameter kinds (:class:`Param`: the Numba types a parameter accepts and the
+one they are converted to), the result type, the Python-mode implementation
+and a reference to the lowering, which lives in :mod:`numba_sim.lowering`
+(by default the Python implementation compiled for the target,
+:func:`numba_sim.lowering.intrinsics.compiled`).  A builtin whose parameters
+cannot be listed (``atomic_add(arr, i[, j, k, l], value)``: one index per
+array dimension) gives one typer, Python implementation and lowering instead.
+The helper registers the typing and the lowerings in
+:mod:`numba_sim.registry`, so the builtin exists on the CPU and the CUDA
+target, and a builtin's module only declares.  Plain Python functions that
+such implementations call (shared steps, float32 ``math``) are declared with
+:func:`compiled_helper`: the same registration, with the function itself as
+the key, so it keeps running as Python.
+
+Wrong calls of an intrinsic builtin fail as those of a formula builtin do,
+naming the given types and the accepted calls (``randi(float32): expected
+randi(a random state) or randi(a random state, an int, an int), got float32
+for a random state; ...``): a ``TypingError`` when compiled, a ``TypeError``
+in Python.
 """
 
 from dataclasses import dataclass
@@ -33,13 +61,16 @@ import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
 from numba.core.typing import signature
+from numba.core.typing.templates import AbstractTemplate
 from numba.core.typing.typeof import typeof
 from numba.np import numpy_support
 
+from numba_sim.lowering.intrinsics import compiled
 from numba_sim.operations import (
     OPERATIONS, Operation, Variant, define, fail, from_components, is_scalar, is_value,
     make_builtin, scalar_for,
 )
+from numba_sim.registry import lowering_registry, typing_registry
 from numba_sim.types import KIND_MAT, KIND_QUAT, KIND_TRANSFORM, KIND_VEC
 from numba_sim.typing.value_types import value_type_of
 
@@ -297,3 +328,180 @@ def constant_dtype(name, args, index, default=types.float32):
         fail(name, args, f"dtype must be a scalar type such as float32, float64 or float, "
                          f"not {args[index]}")
     return dtype
+
+
+# --------------------------------------------------------------------------
+# The second way: intrinsic builtins (see the module docstring)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter kind of an :class:`Overload`.
+
+    *describe* names it in messages (``"a random state"``); *accepts* are the
+    Numba type classes it takes (booleans never) and *converted* the type an
+    argument is converted to, which the implementation and the lowering see.
+    *hint* is added to the message when an argument does not fit.  *python* is
+    the class (or tuple of classes) an argument must be an instance of in Python
+    mode; None: any (the implementation converts it, as compiled code does).
+    """
+
+    describe: str
+    accepts: tuple
+    converted: types.Type
+    hint: str = None
+    python: object = None
+
+    def matches(self, argtype):
+        return isinstance(argtype, self.accepts) and not isinstance(argtype, types.Boolean)
+
+    def matches_python(self, value):
+        return self.python is None or isinstance(value, self.python)
+
+
+@dataclass(frozen=True)
+class Overload:
+    """One call of an intrinsic builtin: *params* (:class:`Param`), the Numba *result*
+    type, *python* (the Python-mode implementation, called with the arguments) and
+    *lower*, the lowering ``lower(context, builder, sig, args)`` from
+    :mod:`numba_sim.lowering` (None: *python* compiled for the target)."""
+
+    params: tuple
+    result: types.Type
+    python: Callable
+    lower: Callable = None
+
+    def usage(self, name):
+        return f"{name}({', '.join(p.describe for p in self.params)})"
+
+    def converted_signature(self):
+        return signature(self.result, *[p.converted for p in self.params])
+
+    def lowering(self):
+        return self.lower if self.lower is not None else compiled(self.python)
+
+
+def _first_mismatch(overload, args, matches):
+    """The first (param, argument) of *overload* that does not match."""
+    return next((p, a) for p, a in zip(overload.params, args) if not matches(p, a))
+
+
+def _hint(param):
+    return f"; {param.hint}" if param.hint else ""
+
+
+def _overloads_typer(name, overloads):
+    usage = " or ".join(o.usage(name) for o in overloads)
+
+    def typer(*args):
+        fitting = [o for o in overloads if len(o.params) == len(args)]
+        for overload in fitting:
+            if all(p.matches(a) for p, a in zip(overload.params, args)):
+                return overload.converted_signature()
+        if not fitting:
+            fail(name, args, f"expected {usage}")
+        param, arg = _first_mismatch(fitting[0], args, Param.matches)
+        fail(name, args, f"expected {usage}, got {arg} for {param.describe}{_hint(param)}")
+
+    return typer
+
+
+def _overloads_python(name, overloads):
+    usage = " or ".join(o.usage(name) for o in overloads)
+    by_arity = {}
+    for overload in overloads:
+        by_arity.setdefault(len(overload.params), []).append(overload)
+
+    def python(*args):
+        fitting = by_arity.get(len(args), ())
+        for overload in fitting:
+            for param, arg in zip(overload.params, args):
+                if not param.matches_python(arg):
+                    break
+            else:
+                return overload.python(*args)
+        names = ", ".join(type(a).__name__ for a in args)
+        hint = ""
+        if fitting:
+            param, _ = _first_mismatch(fitting[0], args, Param.matches_python)
+            hint = _hint(param)
+        raise TypeError(f"{name}({names}): expected {usage}{hint}")
+
+    return python
+
+
+def _register_intrinsic(fn, name, typer, lowerings):
+    """Typing of calls of *fn* by ``typer(*argtypes)`` and its ``(pattern, lower)``
+    lowerings, in numba_sim's registries (so on the CPU and the CUDA target)."""
+    class Template(AbstractTemplate):
+        key = fn
+
+        def generic(self, args, kws):
+            if kws:
+                raise TypingError(f"{name}() takes no keyword arguments")
+            return typer(*(types.unliteral(a) for a in args))
+
+    Template.__name__ = f"Typing_{name}"
+    typing_registry.register_global(fn, types.Function(Template))
+    for pattern, lower in lowerings:
+        lowering_registry.lower(fn, *pattern)(lower)
+
+
+def intrinsic_builtin(name, doc, *overloads, typer=None, python=None, lower=None):
+    """Define the public builtin *name* that is not a formula; returns the Python function.
+
+    Either *overloads* (:class:`Overload`): each lists its parameter kinds and
+    result type, its Python implementation and its lowering; a call is typed by
+    the first overload of its arity whose parameters all match (converted to
+    the :class:`Param`'s types), and a wrong one fails naming the given types,
+    every accepted call and the parameter that does not fit.
+
+    Or, for builtins whose parameters cannot be listed, *typer* (``typer(*argtypes)``
+    -> a ``Signature`` of the converted types, or a ``TypingError`` that says
+    why not), *python* (``python(*args)``) and *lower* (from
+    :mod:`numba_sim.lowering`) for every call.
+
+    In Python the builtin runs the implementation with NumPy's overflow warnings
+    off (integer arithmetic wraps silently, as in compiled code); compiled, the
+    lowering, on the CPU and the CUDA target.  Keyword arguments are rejected.
+    """
+    if overloads:
+        if any(x is not None for x in (typer, python, lower)):
+            raise TypeError(f"{name}: give overloads, or typer, python and lower; not both")
+        typer = _overloads_typer(name, overloads)
+        python = _overloads_python(name, overloads)
+        lowerings = [(o.converted_signature().args, o.lowering()) for o in overloads]
+    else:
+        if typer is None or python is None or lower is None:
+            raise TypeError(f"{name}: without overloads, give typer, python and lower")
+        lowerings = [((types.VarArg(types.Any),), lower)]
+
+    def builtin(*args):
+        with np.errstate(over="ignore"):  # integer arithmetic wraps, as in compiled code
+            return python(*args)
+
+    builtin.__name__ = builtin.__qualname__ = name
+    builtin.__module__ = "numba_sim"
+    builtin.__doc__ = doc
+    _register_intrinsic(builtin, name, typer, lowerings)
+    return builtin
+
+
+def compiled_helper(result, *params, lower=None):
+    """Decorator for a plain Python function that intrinsic implementations call.
+
+    The function keeps running as Python; compiled code calling it is typed
+    ``result(*params)`` (arguments converted to the Numba types *params*) and
+    lowered by *lower* (None: the function compiled for the target).
+    """
+    sig = signature(result, *params)
+
+    def typer(*args):
+        return sig if len(args) == len(params) else None
+
+    def declare(fn):
+        _register_intrinsic(fn, fn.__name__, typer,
+                            [(params, lower if lower is not None else compiled(fn))])
+        return fn
+
+    return declare

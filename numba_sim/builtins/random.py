@@ -6,10 +6,12 @@ returns the next number of Warp's sequence, also when ``s`` is passed to a
 ``@sim.func`` or a plain ``@njit`` function (see
 :mod:`numba_sim.typing.random_state` for how the state is represented).
 
-Each builtin is defined once, by the Python functions of its forms below:
-run as Python on a :class:`~numba_sim.typing.random_state.RandomState` they
-are the Python semantics, and the compiled builtin is the same function
-compiled by Numba for the CPU or CUDA target (``compile_internal``).  The
+Each builtin is an intrinsic builtin (:func:`numba_sim.builtins.forms.intrinsic_builtin`)
+declared by the Python functions of its overloads below: run as Python on a
+:class:`~numba_sim.typing.random_state.RandomState` they are the Python
+semantics, and the compiled builtin is the same function compiled by Numba for
+the CPU or CUDA target (:func:`numba_sim.lowering.intrinsics.compiled`); the
+helpers they call are :func:`~numba_sim.builtins.forms.compiled_helper` s.  The
 uint32 arithmetic of Warp wraps as in C (NumPy uint32 in Python), floating
 point in float32 throughout with the target's math library (libm on the CPU,
 libdevice on CUDA; in Python the C library's float functions through ctypes).
@@ -21,19 +23,16 @@ the others are bit-identical to Warp's CPU backend on the CPU and in Python
 import ctypes
 import ctypes.util
 import math
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from numba.core import types
-from numba.core.errors import TypingError
-from numba.core.typing.templates import AbstractTemplate, signature
 
+from numba_sim.builtins.forms import Overload, Param, compiled_helper, intrinsic_builtin
 from numba_sim.lowering import random_state as _random_state_lowering  # noqa: F401 (registers)
-from numba_sim.registry import lowering_registry, typing_registry
+from numba_sim.lowering.intrinsics import math_function
 from numba_sim.types import PUBLIC_NAMES
 from numba_sim.typing.random_state import (
-    RandomState, RandomStateType, advance, compiled_helper, new_state, pcg_hash, random_state,
+    RandomState, RandomStateType, advance, new_state, pcg_hash, random_state,
 )
 from numba_sim.typing.value_types import VALUE_TYPES
 
@@ -67,8 +66,8 @@ def _c_math_library():
 _LIBM = _c_math_library()
 
 
-def _float32_function(math_function, c_name, arity=1):
-    """*math_function* on float32 arguments, returning float32.
+def _float32_function(function, c_name, arity=1):
+    """``math`` *function* on float32 arguments, returning float32.
 
     Compiled, it is the target's float32 function (libm's on the CPU,
     libdevice's on CUDA), as Numba lowers ``math`` on float32.  In Python it
@@ -81,29 +80,15 @@ def _float32_function(math_function, c_name, arity=1):
         c_function.restype = ctypes.c_float
         c_function.argtypes = [ctypes.c_float] * arity
 
-    def function(*args):
+    def float32_function(*args):
         values = [float(a) for a in args]
         if c_function is not None:
             return np.float32(c_function(*values))
-        return np.float32(math_function(*values))
+        return np.float32(function(*values))
 
-    function.__name__ = function.__qualname__ = f"float32_{math_function.__name__}"
+    float32_function.__name__ = float32_function.__qualname__ = f"float32_{function.__name__}"
     params = (types.float32,) * arity
-    sig = signature(types.float32, *params)
-
-    class Template(AbstractTemplate):
-        key = function
-
-        def generic(self, args, kws):
-            return sig if not kws and len(args) == arity else None
-
-    typing_registry.register_global(function, types.Function(Template))
-
-    @lowering_registry.lower(function, *params)
-    def lower(context, builder, sig, args):
-        return context.get_function(math_function, sig)(builder, args)
-
-    return function
+    return compiled_helper(types.float32, *params, lower=math_function(function))(float32_function)
 
 
 _sqrt = _float32_function(math.sqrt, "sqrtf")
@@ -116,6 +101,9 @@ _pow = _float32_function(math.pow, "powf", arity=2)
 
 # --------------------------------------------------------------------------
 # Warp's integer arithmetic: uint32, wrapping (see pcg_hash)
+
+
+compiled_helper(types.uint32, types.uint32)(pcg_hash)
 
 
 @compiled_helper(types.uint32, types.int64)
@@ -132,7 +120,7 @@ def _modulo_in_range(u, low, high):
 
 
 # --------------------------------------------------------------------------
-# The forms of each builtin (Python semantics and compiled code alike)
+# The implementations of the overloads (Python semantics and compiled code alike)
 
 
 def _init(seed):
@@ -247,144 +235,62 @@ def _sample_unit_cube(state):
 
 
 # --------------------------------------------------------------------------
-# Builtins from forms
-
-
-@dataclass(frozen=True)
-class Param:
-    """A parameter kind: which Numba types it accepts and the type they are converted to."""
-
-    name: str
-    accepts: tuple
-    converted: types.Type
-
-
-STATE = Param("a random state", (RandomStateType,), random_state)
-SEED = Param("an int", (types.Integer,), types.int64)  # any integer: Warp uses its low 32 bits
-INT = Param("an int", (types.Integer,), types.int32)
-UINT = Param("a uint32", (types.Integer,), types.uint32)
-FLOAT = Param("a float", (types.Integer, types.Float), types.float32)
-
-
-@dataclass(frozen=True)
-class Form:
-    """One overload of a builtin: its parameters, result type and implementation."""
-
-    params: tuple
-    result: types.Type
-    impl: Callable
+# The builtins: parameter kinds and overloads
 
 
 _STATE_HINT = ("the state is made by rand_init(seed[, offset]) and advanced in place by each "
                "draw; a plain uint32 (a value loaded from an array, say) cannot be advanced in "
                "place")
 
-
-def _usage(name, forms):
-    return " or ".join(f"{name}({', '.join(p.name for p in f.params)})" for f in forms)
-
-
-def _typer(name, forms):
-    by_arity = {len(f.params): f for f in forms}
-    usage = _usage(name, forms)
-
-    def resolve(args):
-        form = by_arity.get(len(args))
-        if form is None:
-            raise TypingError(f"{name}({', '.join(map(str, args))}): expected {usage}")
-        for param, arg in zip(form.params, args):
-            if not isinstance(arg, param.accepts) or isinstance(arg, types.Boolean):
-                hint = f"; {_STATE_HINT}" if param is STATE else ""
-                raise TypingError(f"{name}({', '.join(map(str, args))}): expected {usage}, "
-                                  f"got {arg} for {param.name}{hint}")
-        return signature(form.result, *[p.converted for p in form.params])
-
-    return resolve
+STATE = Param("a random state", (RandomStateType,), random_state, hint=_STATE_HINT,
+              python=RandomState)
+SEED = Param("an int", (types.Integer,), types.int64)  # any integer: Warp uses its low 32 bits
+INT = Param("an int", (types.Integer,), types.int32)
+UINT = Param("a uint32", (types.Integer,), types.uint32)
+FLOAT = Param("a float", (types.Integer, types.Float), types.float32)
 
 
-def _register(builtin, resolve, forms):
-    class Template(AbstractTemplate):
-        key = builtin
-
-        def generic(self, args, kws):
-            if kws:
-                raise TypingError(f"{builtin.__name__}() takes no keyword arguments")
-            return resolve(tuple(types.unliteral(a) for a in args))
-
-    Template.__name__ = f"Typing_{builtin.__name__}"
-    typing_registry.register_global(builtin, types.Function(Template))
-
-    for form in forms:
-        def lower(context, builder, sig, args, impl=form.impl):
-            return context.compile_internal(builder, impl, sig, args)
-
-        lower.__name__ = f"lower_{builtin.__name__}_{len(form.params)}"
-        lowering_registry.lower(builtin, *[p.converted for p in form.params])(lower)
-
-
-def random_builtin(name, doc, *forms):
-    """A public random builtin made of *forms*: runs as Python, typed and lowered from them."""
-    resolve = _typer(name, forms)
-    by_arity = {len(f.params): f for f in forms}
-
-    usage = _usage(name, forms)
-
-    def builtin(*args):
-        form = by_arity.get(len(args))
-        if form is None or (form.params[0] is STATE and not isinstance(args[0], RandomState)):
-            names = ", ".join(type(a).__name__ for a in args)
-            hint = f"; {_STATE_HINT}" if form is not None else ""
-            raise TypeError(f"{name}({names}): expected {usage}{hint}")
-        with np.errstate(over="ignore"):  # uint32 arithmetic wraps, as in C
-            return form.impl(*args)
-
-    builtin.__name__ = builtin.__qualname__ = name
-    builtin.__module__ = "numba_sim"
-    builtin.__doc__ = doc
-    _register(builtin, resolve, forms)
-    return builtin
-
-
-rand_init = random_builtin(
+rand_init = intrinsic_builtin(
     "rand_init",
     "rand_init(seed[, offset]): a new random state, Warp's ``rand_pcg(uint32(seed))`` or\n"
     "``rand_pcg(uint32(seed) + rand_pcg(uint32(offset)))``.\n\n"
     "Give each thread its own *offset* (``sim.tid()``) for independent sequences.",
-    Form((SEED,), random_state, _init),
-    Form((SEED, SEED), random_state, _init_with_offset),
+    Overload((SEED,), random_state, _init),
+    Overload((SEED, SEED), random_state, _init_with_offset),
 )
 
-randi = random_builtin(
+randi = intrinsic_builtin(
     "randi",
     "randi(state[, low, high]): a random int32 in [-2^31, 2^31), or in [low, high)\n"
     "(Warp's ``state % (high - low) + low`` in uint32 arithmetic; needs high > low).",
-    Form((STATE,), types.int32, _randi),
-    Form((STATE, INT, INT), types.int32, _randi_in_range),
+    Overload((STATE,), types.int32, _randi),
+    Overload((STATE, INT, INT), types.int32, _randi_in_range),
 )
 
-randu = random_builtin(
+randu = intrinsic_builtin(
     "randu",
     "randu(state[, low, high]): a random uint32 in [0, 2^32), or in [low, high).",
-    Form((STATE,), types.uint32, _randu),
-    Form((STATE, UINT, UINT), types.uint32, _randu_in_range),
+    Overload((STATE,), types.uint32, _randu),
+    Overload((STATE, UINT, UINT), types.uint32, _randu_in_range),
 )
 
-randf = random_builtin(
+randf = intrinsic_builtin(
     "randf",
     "randf(state[, low, high]): a random float32 in [0, 1) in steps of 2^-24, or\n"
     "``(high - low) * randf(state) + low``.",
-    Form((STATE,), types.float32, _randf),
-    Form((STATE, FLOAT, FLOAT), types.float32, _randf_in_range),
+    Overload((STATE,), types.float32, _randf),
+    Overload((STATE, FLOAT, FLOAT), types.float32, _randf_in_range),
 )
 
-randn = random_builtin(
+randn = intrinsic_builtin(
     "randn",
     "randn(state): a standard normal float32 (Box-Muller, two uniform draws).",
-    Form((STATE,), types.float32, _randn),
+    Overload((STATE,), types.float32, _randn),
 )
 
+
 def _sampler(name, doc, result, impl):
-    return random_builtin(name, doc, Form((STATE,), result, impl))
+    return intrinsic_builtin(name, doc, Overload((STATE,), result, impl))
 
 
 sample_triangle = _sampler(

@@ -4,7 +4,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 
 from numba_sim.registry import lowering_registry
-from numba_sim.typing.arrays import view
+from numba_sim.arrays import view
 
 _intp = ir.IntType(64)
 

@@ -1,8 +1,8 @@
 """Atomic read-modify-write of one scalar in memory, on the CPU and CUDA targets.
 
 :func:`emit_atomic` is the one place that emits atomics; the ``atomic_*``
-builtins (:mod:`numba_sim.builtins.atomics`) and the kernel language's atomic
-``arr[i] += x`` / ``arr[i][k] += x`` use it.
+builtins (:mod:`numba_sim.builtins.atomics`, lowered by :func:`lower_atomic`)
+and the kernel language's atomic ``arr[i] += x`` / ``arr[i][k] += x`` use it.
 
 CPU: LLVM ``atomicrmw`` (``add sub min max umin umax`` on integers, ``fadd``
 ``fmin fmax`` on floats; the x86 backend turns the float forms into
@@ -19,9 +19,11 @@ leaves memory unchanged).  NVVM accepts only a subset of LLVM IR (no
 All atomics are relaxed (``monotonic``), like CUDA's ``atomicAdd`` and Warp's.
 """
 
-from numba.core import types
+from llvmlite import ir
+from numba.core import cgutils, types
 
 from numba_sim.native import is_cuda_context
+from numba_sim.typing.value_types import ValueType
 
 ATOMIC_OPS = ("add", "sub", "min", "max")
 
@@ -59,6 +61,34 @@ def emit_atomic(context, builder, op, pointer, scalar_type, value):
     if is_cuda_context(context):
         return _cuda_float_atomic(builder, op, pointer, scalar_type, value)
     return builder.atomic_rmw(_CPU_FLOAT_RMW[op], pointer, value, _ORDERING)
+
+
+def lower_atomic(op):
+    """The lowering of the builtin ``atomic_<op>(arr, i[, j, k, l], value)``.
+
+    Its signature is ``dtype(array, intp..., dtype)`` (the builtin's typer
+    converts indices and value).  A scalar element is one atomic update; a
+    value-type element is updated component by component, each atomically, and
+    the old value is assembled from the components' old values.
+    """
+    def lower(context, builder, sig, args):
+        array_type, dtype = sig.args[0], sig.return_type
+        array = context.make_array(array_type)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, array_type, array, args[1:-1],
+                                           wraparound=True)
+        value = args[-1]
+        if not isinstance(dtype, ValueType):
+            return emit_atomic(context, builder, op, pointer, dtype, value)
+        old = ir.Constant(context.get_value_type(dtype), ir.Undefined)
+        for k in range(dtype.size):
+            component = cgutils.gep_inbounds(builder, pointer, 0, k)
+            previous = emit_atomic(context, builder, op, component, dtype.dtype,
+                                   builder.extract_value(value, k))
+            old = builder.insert_value(old, previous, k)
+        return old
+
+    lower.__name__ = f"lower_atomic_{op}"
+    return lower
 
 
 def _cuda_float_atomic(builder, op, pointer, scalar_type, value):

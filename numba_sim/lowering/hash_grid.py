@@ -1,7 +1,7 @@
 """Lowering of the hash grid for both targets (see numba_sim/typing/hash_grid.py).
 
 The traversal is ``cuda_src/hashgrid.h``, reached through the entry points of
-``cuda_src/entry_points.cpp`` (:mod:`numba_sim.native`):
+``cuda_src/hashgrid_entry_points.h`` (:mod:`numba_sim.native`):
 
 * ``getiter`` puts a ``sim::HashGridQuery`` on the stack (one per loop) and
   calls ``sim_hash_grid_query_begin``, which also finds the first run;
@@ -12,23 +12,20 @@ The traversal is ``cuda_src/hashgrid.h``, reached through the entry points of
   inlined, that is one call per row of cells, never one per candidate; on
   CUDA the device code is LTO-inlined into the kernel.
 
-Also here: the intrinsics by which the CUDA build's kernels
-(numba_sim/spatial/hash_grid_build_cuda.py) reach the same code. CPU unboxing
-of ``sim.HashGrid`` arguments and ``grid.id`` are those of every spatial
-structure (numba_sim/lowering/spatial_common.py).
+CPU unboxing of ``sim.HashGrid`` arguments and ``grid.id`` are those of every
+spatial structure (numba_sim/lowering/spatial_common.py).
 """
 
 from llvmlite import ir
 from numba.core import cgutils, types
-from numba.core.extending import intrinsic
 from numba.core.imputils import RefType, iternext_impl
 
 from numba_sim import native
 from numba_sim.lowering.spatial_common import (
     BYTE_POINTER,
-    array_pointer,
     handle_pointer,
     register_spatial_lowering,
+    vec3_buffer,
 )
 from numba_sim.registry import lowering_registry
 from numba_sim.spatial.hash_grid_query import hash_grid_point_id, hash_grid_query
@@ -66,11 +63,10 @@ def lower_hash_grid_query(context, builder, sig, args):
 def getiter_hash_grid_query(context, builder, sig, args):
     query = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0])
     state = cgutils.alloca_once(builder, context.get_data_type(hash_grid_query_state_type))
-    point = native.alloca_floats(builder, [builder.extract_value(query.point, i) for i in range(3)])
     native.call_native(
         context, builder, "sim_hash_grid_query_begin", _VOID,
         [builder.bitcast(state, BYTE_POINTER), builder.inttoptr(query.grid, BYTE_POINTER),
-         point, query.radius],
+         vec3_buffer(builder, query.point), query.radius],
     )
     iterator = cgutils.create_struct_proxy(sig.return_type)(context, builder)
     iterator.state = state
@@ -129,45 +125,3 @@ def lower_hash_grid_point_id(context, builder, sig, args):
         [handle_pointer(context, builder, sig.args[0], grid), index],
     )
 
-
-# --------------------------------------------------------------------------
-# Intrinsics for the CUDA build (numba_sim/spatial/hash_grid_build_cuda.py)
-
-
-@intrinsic
-def native_point_cells(typingctx, grid_id, points, begin, end, cells):
-    """``cells[i] = cell of points[i]`` for i in [begin, end) (points: (n, 3) float32, C order)."""
-    sig = types.void(types.uint64, points, types.int32, types.int32, cells)
-
-    def codegen(context, builder, signature, args):
-        grid, points_value, first, stop, cells_value = args
-        native.call_native(
-            context, builder, "sim_hash_grid_point_cells", _VOID,
-            [builder.inttoptr(grid, BYTE_POINTER),
-             array_pointer(context, builder, signature.args[1], points_value),
-             first, stop,
-             array_pointer(context, builder, signature.args[4], cells_value, _I32)],
-        )
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@intrinsic
-def native_set_grid(typingctx, grid_id, dim_x, dim_y, dim_z, num_points, cell_width,
-                    point_ids, cell_offsets):
-    """Fill the descriptor at ``grid_id`` (dims, point count, cell width, buffers)."""
-    sig = types.void(types.uint64, types.int32, types.int32, types.int32, types.int32,
-                     types.float32, point_ids, cell_offsets)
-
-    def codegen(context, builder, signature, args):
-        grid, nx, ny, nz, count, width, ids, offsets = args
-        native.call_native(
-            context, builder, "sim_hash_grid_set", _VOID,
-            [builder.inttoptr(grid, BYTE_POINTER), nx, ny, nz, count, width,
-             array_pointer(context, builder, signature.args[6], ids, _I32),
-             array_pointer(context, builder, signature.args[7], offsets, _I32)],
-        )
-        return context.get_dummy_value()
-
-    return sig, codegen

@@ -10,11 +10,11 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.extending import intrinsic
 
+from numba_sim.native import is_cuda_context
+
 
 def assume_nonnegative(context, builder, index):
     """Tell LLVM (CPU target) that the LLVM integer *index* is >= 0; returns *index*."""
-    from numba_sim.native import is_cuda_context
-
     if not is_cuda_context(context):
         is_nonnegative = builder.icmp_signed(">=", index, ir.Constant(index.type, 0))
         assume = cgutils.get_or_insert_function(

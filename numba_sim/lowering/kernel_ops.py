@@ -1,7 +1,10 @@
 """Lowering of the kernel language's operators and component-assignment helpers
-(semantics in numba_sim/kernel_ops.py), for both targets."""
+(semantics in numba_sim/kernel_ops.py), for both targets.
 
-import math
+A scalar operator runs its one formula (``kernel_ops.SCALAR_FORMULAS``, the same
+that runs in Python mode) on symbolic scalars, which emit the LLVM IR.
+"""
+
 import operator
 
 from llvmlite import ir
@@ -10,10 +13,12 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.core.typing import signature
 
 from numba_sim import kernel_ops
+from numba_sim.lowering.atomics import emit_atomic
 from numba_sim.lowering.symbolic import Sym
 from numba_sim.lowering.value_access import flat_index, index_value
 from numba_sim.registry import lowering_registry
 from numba_sim.types import KIND_MAT, attribute_slice
+from numba_sim.typing.kernel_ops import component_type
 from numba_sim.typing.structs import StructType
 from numba_sim.typing.value_types import ValueType
 
@@ -28,44 +33,10 @@ def _is_number(t):
 # Scalar operators
 
 
-def _floor_divide(a, b):
-    if isinstance(a.type, types.Float):
-        return (a / b).emit_call(math.floor)
-    quotient = a / b
-    if not a.type.signed:
-        return quotient
-    remainder = a % b
-    adjust = (remainder != 0) & ((remainder < 0) != (b < 0))
-    return adjust.select(quotient - 1, quotient)
-
-
-def _bitwise(builder, name, a, b):
-    if name == "rshift":
-        emit = builder.ashr if a.type.signed else builder.lshr
-        return a._wrap(a.type, emit(a.value, b.value))
-    emit = {"and_": builder.and_, "or_": builder.or_, "xor": builder.xor,
-            "lshift": builder.shl}[name]
-    return a._wrap(a.type, emit(a.value, b.value))
-
-
 def scalar_binary(context, builder, name, scalar_type, a, b):
     """Emit the kernel operator *name* on two LLVM scalars of *scalar_type*."""
     a, b = Sym(context, builder, scalar_type, a), Sym(context, builder, scalar_type, b)
-    if name == "add":
-        return (a + b).value
-    if name == "sub":
-        return (a - b).value
-    if name == "mul":
-        return (a * b).value
-    if name == "truediv":
-        return (a / b).value
-    if name == "mod":
-        return (a % b).value
-    if name == "floordiv":
-        return _floor_divide(a, b).value
-    if name == "pow":
-        return a.emit_call(math.pow, b).value
-    return _bitwise(builder, name, a, b).value
+    return kernel_ops.SCALAR_FORMULAS[name](a, b).value
 
 
 def _binary_lowering(name):
@@ -187,8 +158,6 @@ def _key(key_type):
 
 
 def _component_type(container_type, key, key_type):
-    from numba_sim.typing.kernel_ops import component_type
-
     return component_type(container_type, key if key is not None else key_type)
 
 
@@ -233,8 +202,6 @@ def _scalar_pointers(context, builder, pointer, element_type):
 def update_in_memory(context, builder, op, pointer, element_type, value_type, value):
     """``*pointer op= value``: real atomics for + and -, else a read-modify-write."""
     if op in ATOMIC_OPS:
-        from numba_sim.builtins.atomics import emit_atomic
-
         scalar_type, pointers = _scalar_pointers(context, builder, pointer, element_type)
         value = context.cast(builder, value, value_type, element_type)
         items = _split(builder, element_type, value)

@@ -4,26 +4,23 @@
 ``cuda_src/mesh_entry_points.h`` each, which runs the whole traversal and
 writes a ``sim::MeshHit`` to a stack buffer; the result struct is built from
 it. ``mesh_query_aabb`` is a BVH traversal (numba_sim/lowering/bvh.py) of the
-mesh's triangle BVH. Also here: the intrinsics of the CUDA build
-(numba_sim/spatial/mesh_build_cuda.py).
+mesh's triangle BVH.
 """
 
 from llvmlite import ir
 from numba.core import cgutils, types
-from numba.core.extending import intrinsic
 
 from numba_sim import native
 from numba_sim.lowering.bvh import lower_box_query
 from numba_sim.lowering.spatial_common import (
     BYTE_POINTER,
-    array_pointer,
     handle_pointer,
     register_spatial_lowering,
     vec3_buffer,
 )
 from numba_sim.registry import lowering_registry
+from numba_sim.spatial.common import MESH_HIT_BYTES
 from numba_sim.spatial.mesh_query import (
-    HIT_BYTES,
     mesh_eval_position,
     mesh_query_aabb,
     mesh_query_point,
@@ -66,7 +63,7 @@ def _result(context, builder, result_type, found, hit):
 
 
 def _hit_buffer(builder):
-    return native.alloca_floats(builder, HIT_BYTES // 4)
+    return native.alloca_floats(builder, MESH_HIT_BYTES // 4)
 
 
 @lower(mesh_query_point, types.Any, types.Any, types.float32)
@@ -108,48 +105,3 @@ def lower_mesh_eval_position(context, builder, sig, args):
 def mesh_result_field(context, builder, typ, value, attr):
     return getattr(cgutils.create_struct_proxy(typ)(context, builder, value=value), attr)
 
-
-# --------------------------------------------------------------------------
-# Intrinsics for the CUDA build (numba_sim/spatial/mesh_build_cuda.py)
-
-
-def _mesh_face_intrinsic(name):
-    def typer(typingctx, mesh_id, face):
-        sig = types.void(types.uint64, types.int32)
-
-        def codegen(context, builder, signature, args):
-            native.call_native(context, builder, name, _VOID,
-                               [builder.inttoptr(args[0], BYTE_POINTER), args[1]])
-            return context.get_dummy_value()
-
-        return sig, codegen
-
-    typer.__name__ = name
-    return typer
-
-
-native_triangle_bounds = intrinsic(_mesh_face_intrinsic("sim_mesh_triangle_bounds"))
-native_triangle_bounds.__doc__ = "The box of face f of the mesh at mesh_id."
-native_add_vertex_normals = intrinsic(_mesh_face_intrinsic("sim_mesh_add_vertex_normals"))
-native_add_vertex_normals.__doc__ = "Face f's share of its vertices' normals (atomics)."
-native_leaf_triangle = intrinsic(_mesh_face_intrinsic("sim_mesh_leaf_triangle"))
-native_leaf_triangle.__doc__ = "The points of the triangle at BVH position i, in leaf order."
-
-
-@intrinsic
-def native_set_mesh(typingctx, mesh_id, points, indices, tri_lowers, tri_uppers, edge_faces,
-                    vertex_normals, leaf_points, num_points, num_tris):
-    """Fill the mesh part of the descriptor at mesh_id (``sim_mesh_set``)."""
-    sig = types.void(types.uint64, points, indices, tri_lowers, tri_uppers, edge_faces,
-                     vertex_normals, leaf_points, types.int32, types.int32)
-    f32 = ir.FloatType()
-    elements = [f32, _I32, f32, f32, _I32, f32, f32]
-
-    def codegen(context, builder, signature, args):
-        values = [builder.inttoptr(args[0], BYTE_POINTER)]
-        for array_type, value, element in zip(signature.args[1:8], args[1:8], elements):
-            values.append(array_pointer(context, builder, array_type, value, element))
-        native.call_native(context, builder, "sim_mesh_set", _VOID, values + list(args[8:]))
-        return context.get_dummy_value()
-
-    return sig, codegen

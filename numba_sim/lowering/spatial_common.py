@@ -3,8 +3,10 @@
 * :func:`register_spatial_lowering` - CPU unboxing of a structure argument
   (its ``_cpu_id``, which refuses CUDA structures) and ``obj.id``;
 * :func:`handle_pointer` - the descriptor address of a structure or id;
-* :func:`vec3_buffer` - a vec3 in a stack buffer, as the entry points take it;
-* :func:`array_pointer` - the data pointer of an array argument (builds).
+* :func:`vec3_buffer` - a vec3 in a stack buffer, as the entry points take it.
+
+(The CUDA builds call the entry points through the intrinsics of
+numba_sim/spatial/build_intrinsics.py, whose ``BYTE_POINTER`` this is.)
 """
 
 from llvmlite import ir
@@ -13,9 +15,8 @@ from numba.core.extending import NativeValue, unbox
 
 from numba_sim import native
 from numba_sim.registry import lowering_registry
+from numba_sim.spatial.build_intrinsics import BYTE_POINTER
 from numba_sim.typing.spatial_common import SpatialType
-
-BYTE_POINTER = ir.IntType(8).as_pointer()
 
 
 def handle_pointer(context, builder, handle_type, value):
@@ -28,12 +29,6 @@ def handle_pointer(context, builder, handle_type, value):
 def vec3_buffer(builder, vector):
     """A ``float*`` to a stack copy of the vec3 LLVM value ``vector``."""
     return native.alloca_floats(builder, [builder.extract_value(vector, i) for i in range(3)])
-
-
-def array_pointer(context, builder, array_type, array, element=ir.FloatType()):
-    """The data pointer of an array value, as ``element*``."""
-    data = context.make_array(array_type)(context, builder, value=array).data
-    return builder.bitcast(data, element.as_pointer())
 
 
 def _unbox_structure(typ, obj, c):

@@ -1,7 +1,7 @@
-"""Lowering of ``@sim.struct`` types: field access, construction, boxing (CPU),
-and conversion of struct kernel arguments for numba-cuda."""
+"""Lowering of ``@sim.struct`` types: field access, construction and boxing (CPU).
 
-import numpy as np
+Struct kernel arguments for numba-cuda are flattened in cuda_args.py."""
+
 from numba.core import cgutils, types
 from numba.core.extending import NativeValue, box, unbox
 from numba.core.imputils import impl_ret_borrowed
@@ -9,7 +9,7 @@ from numba.core.imputils import impl_ret_borrowed
 from numba_sim.lowering.arrays import reinterpret
 from numba_sim.lowering.value_boxing import call_class_factory
 from numba_sim.registry import lowering_registry
-from numba_sim.typing.structs import StructType
+from numba_sim.typing.structs import StructType, construct_struct
 from numba_sim.typing.value_types import ValueType
 
 
@@ -28,18 +28,18 @@ def struct_getattr(context, builder, struct_type, value, attr):
     return impl_ret_borrowed(context, builder, field_type, getattr(proxy, attr))
 
 
-def register_constructor(cls):
-    @lowering_registry.lower(cls, types.VarArg(types.Any))
-    def construct(context, builder, sig, args):
-        struct_type = sig.return_type
-        proxy = cgutils.create_struct_proxy(struct_type)(context, builder)
-        if not args:
-            return cgutils.get_null_value(proxy._get_be_type(proxy._datamodel))
-        for (name, field_type), value in zip(struct_type.fields, args):
-            if context.enable_nrt:
-                context.nrt.incref(builder, field_type, value)
-            setattr(proxy, name, value)
-        return proxy._getvalue()
+@lowering_registry.lower(construct_struct, types.VarArg(types.Any))
+def construct(context, builder, sig, args):
+    """``MyStruct()`` (zeros) or ``MyStruct(field, ...)``, for every struct class."""
+    struct_type = sig.return_type
+    proxy = cgutils.create_struct_proxy(struct_type)(context, builder)
+    if not args:
+        return cgutils.get_null_value(proxy._get_be_type(proxy._datamodel))
+    for (name, field_type), value in zip(struct_type.fields, args):
+        if context.enable_nrt:
+            context.nrt.incref(builder, field_type, value)
+        setattr(proxy, name, value)
+    return proxy._getvalue()
 
 
 @lowering_registry.lower_cast(StructType, StructType)
@@ -83,43 +83,3 @@ def box_struct(struct_type, value, c):
         c.context.nrt.incref(c.builder, field_type, field_value)
         items.append(c.box(field_type, field_value))
     return call_class_factory(c, struct_type.python_class, "_from_fields", items)
-
-
-# --------------------------------------------------------------------------
-# CUDA kernel arguments
-
-
-def _array_argument(array_type, value):
-    """A CUDA array field flattened exactly as the Array data model passes it."""
-    interface = value.__cuda_array_interface__
-    element = array_type.dtype
-    trailing = len(element.shape) if isinstance(element, ValueType) else 0
-    shape = tuple(interface["shape"])
-    itemsize = np.dtype(interface["typestr"]).itemsize
-    strides = interface.get("strides") or tuple(
-        int(np.prod(shape[k + 1:], dtype=np.int64)) * itemsize for k in range(len(shape)))
-    outer_shape = shape[: len(shape) - trailing]
-    element_size = int(np.prod(shape[len(outer_shape):], dtype=np.int64)) * itemsize
-    nitems = int(np.prod(outer_shape, dtype=np.int64))
-    values = (0, 0, nitems, element_size, interface["data"][0], *outer_shape,
-              *strides[: len(outer_shape)])
-    return types.UniTuple(types.intp, len(values)), values
-
-
-def prepare_cuda_struct(struct_type, value):
-    """(Tuple type, values) of a struct argument for numba-cuda's argument packing."""
-    from numba_sim.cuda_args import cuda_args
-
-    field_types, field_values = [], []
-    for name, field_type in struct_type.fields:
-        item = getattr(value, name)
-        if isinstance(field_type, types.Array):
-            if item is None or not hasattr(item, "__cuda_array_interface__"):
-                raise TypeError(f"{struct_type.python_class.__name__}.{name}: a struct passed "
-                                f"to a CUDA kernel needs CUDA arrays, got {type(item).__name__}")
-            field_type, item = _array_argument(field_type, item)
-        else:
-            field_type, item = cuda_args.prepare_args(field_type, item)
-        field_types.append(field_type)
-        field_values.append(item)
-    return types.Tuple(field_types), tuple(field_values)

@@ -12,6 +12,8 @@ from numba.core import cgutils, types
 from numba.core.typing import signature
 from numba.np import numpy_support
 
+from numba_sim.native import is_cuda_context
+
 _FLOAT_OPS = {"add": "fadd", "sub": "fsub", "mul": "fmul", "div": "fdiv", "rem": "frem"}
 _SIGNED_OPS = {"add": "add", "sub": "sub", "mul": "mul", "div": "sdiv", "rem": "srem"}
 _UNSIGNED_OPS = {"add": "add", "sub": "sub", "mul": "mul", "div": "udiv", "rem": "urem"}
@@ -76,8 +78,6 @@ class Sym:
         name (resolved in the process, like Numba's own ``sinf``), CUDA calls
         libdevice's ``__nv_`` function of the same name.
         """
-        from numba_sim.native import is_cuda_context
-
         suffix = "f" if self.type == types.float32 else ""
         prefix = "__nv_" if is_cuda_context(self.context) else ""
         llvm_type = self.context.get_value_type(self.type)

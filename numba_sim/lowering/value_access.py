@@ -12,7 +12,7 @@ from numba.core import cgutils, types
 
 from numba_sim.registry import lowering_registry
 from numba_sim.types import KIND_MAT, attribute_slice
-from numba_sim.typing.value_types import ValueType
+from numba_sim.typing.value_types import VALUE_TYPES, ValueType
 
 lower = lowering_registry.lower
 
@@ -80,8 +80,6 @@ def getattr_component(context, builder, value_type, value, attr):
     start, stop, result_spec = attribute_slice(value_type.spec, attr)
     if result_spec is None:
         return builder.extract_value(value, start)
-    from numba_sim.typing.value_types import VALUE_TYPES
-
     return _gather(context, builder, value, range(start, stop), VALUE_TYPES[result_spec])
 
 

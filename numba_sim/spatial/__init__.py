@@ -1,13 +1,10 @@
 """Spatial structures: host objects, their builds, and their kernel-side queries.
 
-Importing this package registers the typing and lowering of the queries in
-both Numba targets (CPU and CUDA).
+This package is the host side only: the typing and lowering of the queries
+(numba_sim/typing, numba_sim/lowering) import it, never the reverse, and
+numba_sim/_registration.py registers them in both Numba targets.
 """
 
-from numba_sim import registry as _registry
-from numba_sim.lowering import bvh as _bvh_lowering  # noqa: F401
-from numba_sim.lowering import hash_grid as _hash_grid_lowering  # noqa: F401
-from numba_sim.lowering import mesh as _mesh_lowering  # noqa: F401
 from numba_sim.spatial.bvh import Bvh
 from numba_sim.spatial.bvh_query import bvh_query_aabb, bvh_query_next, bvh_query_ray
 from numba_sim.spatial.hash_grid import HashGrid
@@ -24,9 +21,6 @@ from numba_sim.spatial.mesh_query import (
     mesh_query_point,
     mesh_query_ray,
 )
-from numba_sim.typing import hash_grid as _hash_grid_typing  # noqa: F401
-
-_registry.install()
 
 __all__ = ["HashGrid", "hash_grid_query", "hash_grid_point_id", "hash_grid_query_next",
            "Bvh", "bvh_query_aabb", "bvh_query_ray", "bvh_query_next",

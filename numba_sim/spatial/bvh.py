@@ -38,23 +38,19 @@ import threading
 import numba
 import numpy as np
 
-from numba_sim.spatial.bvh_query import bvh_functions, cpu_bvhs
 from numba_sim.spatial.common import (
-    SpatialStructure,
+    BVH_CONSTRUCTORS,
+    BVH_LEVELS,
+    BVH_WORDS,
+    RefittableStructure,
     address,
     aligned_zeros,
     check_finite_rows,
+    device_index,
+    host_functions,
     positive_int,
     vec3_array,
 )
-from numba_sim.typing.bvh import bvh_type
-
-#: Constructor name -> Warp's BvhConstructor number (as cuda_src/bvh.h).
-CONSTRUCTORS = {"sah": 0, "median": 1, "lbvh": 2}
-
-#: ``sizeof(sim::Bvh)`` in 8-byte words, and the depth levels of refit_order.
-DESCRIPTOR_WORDS = 10
-LEVELS = 32
 
 BvhStats = collections.namedtuple("BvhStats", "depth nodes leaves sah_cost")
 BvhStats.__doc__ = """Shape of a tree: its depth (the root is 0), reachable nodes, leaves, and
@@ -62,7 +58,7 @@ SAH cost: the sum over inner nodes of area / root area, plus the sum over
 leaves of area / root area times their box count."""
 
 
-class Bvh(SpatialStructure):
+class Bvh(RefittableStructure):
     """A bounding volume hierarchy over the boxes ``lowers[i]``-``uppers[i]``.
 
     ``lowers`` and ``uppers`` are C-contiguous ``(n, 3)`` float32 arrays on one
@@ -78,7 +74,8 @@ class Bvh(SpatialStructure):
     compiled code must not query a tree while it is being rebuilt or refit.
     """
 
-    numba_type = bvh_type
+    argument = "bvh"
+    cpu_hint = "build the Bvh from NumPy arrays"
 
     def __init__(self, lowers, uppers, constructor=None, leaf_size=1):
         n, device = vec3_array("Bvh", "lowers", lowers)
@@ -94,13 +91,14 @@ class Bvh(SpatialStructure):
         if device == "cpu":
             self._storage = CpuBvhStorage(lowers, uppers)
         else:
+            # Function-local on purpose: the CUDA build imports numba-cuda (half a second),
+            # which CPU-only programs never pay.
             from numba_sim.spatial.bvh_build_cuda import CudaBvhStorage
 
-            self._storage = CudaBvhStorage(lowers, uppers, int(device.split(":")[1]))
+            self._storage = CudaBvhStorage(lowers, uppers, device_index(device))
         self._storage.check_boxes("Bvh")
-        self._storage.build(CONSTRUCTORS[self.constructor], self.leaf_size)
-        if device == "cpu":
-            cpu_bvhs.add(self)
+        self._storage.build(BVH_CONSTRUCTORS[self.constructor], self.leaf_size)
+        self._register()
 
     # ---------------------------------------------------------------- properties
 
@@ -114,7 +112,7 @@ class Bvh(SpatialStructure):
                 f"leaf_size={self.leaf_size}, device={self.device!r})")
 
     # ------------------------------------------------------------------- methods
-    # (refit: SpatialStructure's)
+    # (refit: RefittableStructure's)
 
     def rebuild(self, constructor=None):
         """Build the tree anew from the current ``lowers`` / ``uppers``, reusing its buffers.
@@ -124,7 +122,7 @@ class Bvh(SpatialStructure):
         constructor = constructor_name("Bvh.rebuild", constructor, self.device)
         with self._lock:
             self._storage.check_boxes("Bvh.rebuild")
-            self._storage.build(CONSTRUCTORS[constructor], self.leaf_size)
+            self._storage.build(BVH_CONSTRUCTORS[constructor], self.leaf_size)
             self.constructor = constructor
 
     def stats(self):
@@ -132,7 +130,7 @@ class Bvh(SpatialStructure):
         with self._lock:
             nodes, root = self._storage.host_nodes()
             out = np.zeros(4, dtype=np.float64)
-            bvh_functions["sim_bvh_stats"](address(nodes), root, self.num_items, address(out))
+            host_functions["sim_bvh_stats"](address(nodes), root, self.num_items, address(out))
         return BvhStats(int(out[0]), int(out[1]), int(out[2]), float(out[3]))
 
 
@@ -146,12 +144,12 @@ class CpuBvhStorage:
         self.lowers, self.uppers = lowers, uppers
         self.num_items = n = lowers.shape[0]
         slots = max(2 * n, 1)
-        self.descriptor = np.zeros(DESCRIPTOR_WORDS, dtype=np.uint64)
+        self.descriptor = np.zeros(BVH_WORDS, dtype=np.uint64)
         self.id = address(self.descriptor)
         self.nodes = aligned_zeros((slots, 8), np.int32)  # 32-byte sim::BvhNode
         self.primitive_indices = np.zeros(max(n, 1), dtype=np.int32)
         self.refit_order = np.zeros(slots, dtype=np.int32)
-        self.level_offsets = np.zeros(LEVELS + 1, dtype=np.int32)
+        self.level_offsets = np.zeros(BVH_LEVELS + 1, dtype=np.int32)
 
     def check_boxes(self, where):
         check_boxes(where, self.lowers, self.uppers)
@@ -159,14 +157,14 @@ class CpuBvhStorage:
     check_inputs = check_boxes
 
     def build(self, constructor, leaf_size):
-        bvh_functions["sim_bvh_build_host"](
+        host_functions["sim_bvh_build_host"](
             self.id, address(self.lowers), address(self.uppers), self.num_items, constructor,
             leaf_size, address(self.nodes), address(self.primitive_indices),
             address(self.refit_order), address(self.level_offsets), numba.get_num_threads(),
         )
 
     def refit(self):
-        bvh_functions["sim_bvh_refit_host"](self.id)
+        host_functions["sim_bvh_refit_host"](self.id)
 
     def host_nodes(self):
         return self.nodes, counts(self.id)[4]
@@ -176,7 +174,7 @@ def counts(descriptor_address):
     """The descriptor's counts: num_items, num_nodes, num_leaves, max_depth, root, leaf_size,
     constructor (a host descriptor)."""
     out = np.zeros(7, dtype=np.int32)
-    bvh_functions["sim_bvh_counts"](descriptor_address, address(out))
+    host_functions["sim_bvh_counts"](descriptor_address, address(out))
     return out.tolist()
 
 
@@ -187,7 +185,7 @@ def constructor_name(where, constructor, device, argument="constructor"):
     """The constructor's name (None: the device's default); ValueError naming ``argument``."""
     if constructor is None:
         return "sah" if device == "cpu" else "lbvh"
-    if not isinstance(constructor, str) or constructor not in CONSTRUCTORS:
+    if not isinstance(constructor, str) or constructor not in BVH_CONSTRUCTORS:
         raise ValueError(f"{where}({argument}={constructor!r}): expected 'sah', 'median', "
                          "'lbvh' or None")
     return constructor

@@ -30,21 +30,25 @@ from numba import cuda, float32, int32
 
 from numba_sim import cuda_runtime
 from numba_sim.cuda_launch import kernel
-from numba_sim.lowering.bvh import (
+from numba_sim.spatial import cuda_radix_sort
+from numba_sim.spatial.build_intrinsics import (
     native_lbvh_build_node,
     native_lbvh_finish_node,
     native_morton_code,
     native_refit_level_node,
     native_set_bvh,
 )
-from numba_sim.spatial import cuda_radix_sort
-from numba_sim.spatial.bvh_query import bvh_functions
-from numba_sim.spatial.common import address
+from numba_sim.spatial.common import (
+    BVH_CONSTRUCTORS,
+    BVH_LEVELS,
+    BVH_WORDS,
+    address,
+    host_functions,
+)
 
 _THREADS = 256
-LEVELS = 32
-MAX_DEPTH = 31
-LBVH = 2
+MAX_DEPTH = BVH_LEVELS - 1
+LBVH = BVH_CONSTRUCTORS["lbvh"]
 _INT32_MAX = 2**31 - 1
 
 
@@ -130,7 +134,7 @@ def finish_kernel(nodes, parents, ranges, n, leaf_size, groups, level_counts):
         if group >= 0:
             cuda.atomic.add(level_counts, group, 1)
             if is_leaf[0] != 0:
-                cuda.atomic.add(level_counts, LEVELS, 1)
+                cuda.atomic.add(level_counts, BVH_LEVELS, 1)
 
 
 def levels_kernel(bvh_id, nodes, primitive_indices, refit_order, level_offsets, lowers, uppers,
@@ -139,16 +143,16 @@ def levels_kernel(bvh_id, nodes, primitive_indices, refit_order, level_offsets, 
     if cuda.grid(1) == 0:
         total = 0
         max_depth = 0
-        for k in range(LEVELS):
+        for k in range(BVH_LEVELS):
             level_offsets[k] = total
             cursors[k] = total
             if level_counts[k] > 0 and MAX_DEPTH - k > max_depth:
                 max_depth = MAX_DEPTH - k
             total += level_counts[k]
-        level_offsets[LEVELS] = total
+        level_offsets[BVH_LEVELS] = total
         counts[0] = n
         counts[1] = total
-        counts[2] = level_counts[LEVELS]
+        counts[2] = level_counts[BVH_LEVELS]
         counts[3] = max_depth
         counts[4] = 0
         counts[5] = leaf_size
@@ -202,11 +206,11 @@ class CudaBvhStorage:
         self.root = 0
         with cuda.gpus[device_index]:
             if descriptor_id is None:
-                self.descriptor = cuda.to_device(np.zeros(10, dtype=np.uint64))
+                self.descriptor = cuda.to_device(np.zeros(BVH_WORDS, dtype=np.uint64))
             self.nodes = cuda.device_array((slots, 8), dtype=np.int32)
             self.primitive_indices = cuda.device_array(max(n, 1), dtype=np.int32)
             self.refit_order = cuda.device_array(slots, dtype=np.int32)
-            self.level_offsets = cuda.to_device(np.zeros(LEVELS + 1, dtype=np.int32))
+            self.level_offsets = cuda.to_device(np.zeros(BVH_LEVELS + 1, dtype=np.int32))
             self.counts = cuda.device_array(7, dtype=np.int32)
             self.flag = cuda.device_array(1, dtype=np.int32)
         self.id = device_address(self.descriptor) if descriptor_id is None else descriptor_id
@@ -235,7 +239,7 @@ class CudaBvhStorage:
         stream = cuda_runtime.numba_stream(stream)
         bvh_id = np.uint64(self.id)
         with cuda.gpus[self.device_index]:
-            for k in range(LEVELS):  # deepest first; a launch per depth
+            for k in range(BVH_LEVELS):  # deepest first; a launch per depth
                 kernel(refit_kernel)[_blocks(self.num_items), _THREADS, stream](
                     bvh_id, k, self.num_items)
 
@@ -251,19 +255,19 @@ class CudaBvhStorage:
         lowers = np.ascontiguousarray(self.lowers.copy_to_host(stream=stream))
         uppers = np.ascontiguousarray(self.uppers.copy_to_host(stream=stream))
         host = {
-            "descriptor": np.zeros(10, dtype=np.uint64),
+            "descriptor": np.zeros(BVH_WORDS, dtype=np.uint64),
             "nodes": np.zeros((self.slots, 8), dtype=np.int32),
             "primitive_indices": np.zeros(max(n, 1), dtype=np.int32),
             "refit_order": np.zeros(self.slots, dtype=np.int32),
-            "level_offsets": np.zeros(LEVELS + 1, dtype=np.int32),
+            "level_offsets": np.zeros(BVH_LEVELS + 1, dtype=np.int32),
         }
-        bvh_functions["sim_bvh_build_host"](
+        host_functions["sim_bvh_build_host"](
             address(host["descriptor"]), address(lowers), address(uppers), n, constructor,
             leaf_size, address(host["nodes"]), address(host["primitive_indices"]),
             address(host["refit_order"]), address(host["level_offsets"]), 1,
         )
         counts = np.zeros(7, dtype=np.int32)
-        bvh_functions["sim_bvh_counts"](address(host["descriptor"]), address(counts))
+        host_functions["sim_bvh_counts"](address(host["descriptor"]), address(counts))
         self.root = int(counts[4])
         for name in ("nodes", "primitive_indices", "refit_order", "level_offsets"):
             getattr(self, name).copy_to_device(host[name], stream=stream)
@@ -287,8 +291,8 @@ class CudaBvhStorage:
                 "parents": cuda.device_array(self.slots, dtype=np.int32),
                 "ranges": cuda.device_array(2 * max(n - 1, 1), dtype=np.int32),
                 "groups": cuda.device_array(self.slots, dtype=np.int32),
-                "level_counts": cuda.device_array(LEVELS + 1, dtype=np.int32),
-                "cursors": cuda.device_array(LEVELS, dtype=np.int32),
+                "level_counts": cuda.device_array(BVH_LEVELS + 1, dtype=np.int32),
+                "cursors": cuda.device_array(BVH_LEVELS, dtype=np.int32),
             }
         return self.scratch
 
@@ -309,7 +313,7 @@ class CudaBvhStorage:
         self.primitive_indices.copy_to_device(values[row], stream=stream)
         kernel(karras_kernel)[blocks, _THREADS, stream](keys[row], n, self.nodes, s["parents"],
                                                         s["ranges"])
-        s["level_counts"].copy_to_device(np.zeros(LEVELS + 1, dtype=np.int32), stream=stream)
+        s["level_counts"].copy_to_device(np.zeros(BVH_LEVELS + 1, dtype=np.int32), stream=stream)
         kernel(finish_kernel)[slot_blocks, _THREADS, stream](
             self.nodes, s["parents"], s["ranges"], n, leaf_size, s["groups"], s["level_counts"])
         kernel(levels_kernel)[1, 1, stream](

@@ -11,40 +11,20 @@ trees: the ``sim.Bvh`` itself or its ``id``.
 
 import numpy as np
 
+from numba_sim.spatial.bvh import Bvh
 from numba_sim.spatial.common import (
-    INT,
-    POINTER,
-    CpuRegistry,
-    HostFunctions,
+    BVH_QUERY_BYTES,
     address,
     cpu_structure,
+    host_functions,
     vec3_argument,
 )
-
-#: ``sizeof(sim::BvhQuery)`` in cuda_src/bvh.h.
-QUERY_STATE_BYTES = 176
-
-#: Entry points of cuda_src/bvh_entry_points.h and bvh_host_build.cpp -> ctypes signature.
-bvh_functions = HostFunctions({
-    "sim_bvh_layout": ([POINTER], None),
-    "sim_bvh_counts": ([POINTER, POINTER], None),
-    "sim_bvh_query_aabb_begin": ([POINTER] * 4, None),
-    "sim_bvh_query_ray_begin": ([POINTER] * 4, None),
-    "sim_bvh_query_aabb_next": ([POINTER], INT),
-    "sim_bvh_query_ray_next": ([POINTER], INT),
-    "sim_bvh_build_host": ([POINTER] * 3 + [INT] * 3 + [POINTER] * 4 + [INT], None),
-    "sim_bvh_refit_host": ([POINTER], None),
-    "sim_bvh_stats": ([POINTER, INT, INT, POINTER], None),
-    "sim_mesh_query_aabb_begin": ([POINTER] * 4, None),
-})
-
-cpu_bvhs = CpuRegistry()
 
 
 class BoxQuery:
     """A BVH traversal run as Python: iterating yields item indices (np.int32).
 
-    ``begin`` and ``next`` name the entry points (see
+    ``begin`` and ``next_item`` name the entry points (see
     numba_sim.typing.bvh.QUERY_KINDS); ``structure`` is the CPU Bvh or Mesh.
     """
 
@@ -56,10 +36,10 @@ class BoxQuery:
         self._b = b
 
     def __iter__(self):
-        begin, next_item = bvh_functions[self._begin], bvh_functions[self._next]
+        begin, next_item = host_functions[self._begin], host_functions[self._next]
         found = []
         with self._structure._lock:  # no rebuild while the library walks the tree
-            state = np.zeros(QUERY_STATE_BYTES // 8, dtype=np.uint64)
+            state = np.zeros(BVH_QUERY_BYTES // 8, dtype=np.uint64)
             begin(address(state), self._structure.id, address(self._a), address(self._b))
             while (item := next_item(address(state))) >= 0:
                 found.append(np.int32(item))
@@ -67,9 +47,7 @@ class BoxQuery:
 
 
 def _bvh(bvh, function):
-    from numba_sim.spatial.bvh import Bvh
-
-    return cpu_structure(bvh, Bvh, cpu_bvhs, function)
+    return cpu_structure(bvh, Bvh, function)
 
 
 def bvh_query_aabb(bvh, lower, upper):

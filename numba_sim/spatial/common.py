@@ -1,12 +1,28 @@
-"""Host-side helpers shared by the spatial structures (Bvh, Mesh).
+"""What the spatial structures (HashGrid, Bvh, Mesh) share on the host side.
 
-* :class:`HostFunctions` - entry points of the host library called from
-  Python through ctypes (which releases the GIL during a call);
-* :class:`CpuRegistry` and :func:`cpu_structure` - finding a live CPU
-  structure from the object or its ``id``, for queries run as Python;
-* :func:`box_arrays` and friends - argument checks whose messages name the
-  call and the argument;
-* :func:`device_of` - the device of an array: ``"cpu"`` or ``"cuda:N"``.
+The lowest module of ``numba_sim/spatial``: it imports nothing of the
+structures, nor of numba_sim's typing or lowering, so that a structure's
+module, its query module and its CUDA build can all import it.
+
+* :data:`host_functions` - the one loader of the host library's entry points
+  (``cuda_src/*_entry_points.h`` and ``*_host_build.cpp``), called from Python
+  through ctypes (which releases the GIL during a call);
+* the layouts of cuda_src's structs that Python allocates or reads (the
+  tests check them against the ``sim_*_layout()`` entry points);
+* :class:`SpatialStructure` - ``id`` and how compiled code receives a
+  structure; :class:`RefittableStructure` adds ``refit`` (Bvh, Mesh);
+* :data:`cpu_structures` and :func:`cpu_structure` - the live CPU structures
+  by ``id``, for the query builtins run as Python;
+* argument checks whose messages name the call and the argument; devices come
+  from :func:`numba_sim.arrays.device_of`.
+
+A new structure follows the same pattern: its entry points in
+``cuda_src/<name>_entry_points.h`` (included by ``entry_points.cpp``) and in
+:data:`host_functions`, a ``SpatialStructure`` subclass in ``<name>.py``, the
+Python-mode builtins in ``<name>_query.py``, the CUDA build in
+``<name>_build_cuda.py`` (its intrinsics in ``build_intrinsics.py``), and
+the typing and lowering in ``numba_sim/typing/<name>.py`` and
+``numba_sim/lowering/<name>.py``, registered by ``numba_sim/_registration.py``.
 """
 
 import ctypes
@@ -20,12 +36,19 @@ from numba_sim import arrays, native
 
 POINTER, INT, FLOAT = ctypes.c_void_p, ctypes.c_int, ctypes.c_float
 
-#: Index and count limit: trees have 2n - 1 int32-indexed nodes.
+#: Index and count limit of Bvh and Mesh inputs: trees have 2n - 1 int32-indexed nodes.
 MAX_ITEMS = 2**30
 
 
+# --------------------------------------------------------------------------
+# The host library's entry points
+
+
 class HostFunctions:
-    """Entry points of the host library, from ``{name: (argument types, result type)}``."""
+    """Entry points of the host library, from ``{name: (argument types, result type)}``.
+
+    ``functions[name]`` is the ctypes function, loaded at its first use.
+    """
 
     def __init__(self, signatures):
         self._signatures = signatures
@@ -42,6 +65,63 @@ class HostFunctions:
         return function
 
 
+#: Every entry point Python calls, by header (compiled code calls them by name
+#: through numba_sim.native instead).
+host_functions = HostFunctions({
+    # cuda_src/hashgrid_entry_points.h and hashgrid_host_build.cpp
+    "sim_hash_grid_layout": ([POINTER], None),
+    "sim_hash_grid_set": ([POINTER] + [INT] * 4 + [FLOAT] + [POINTER] * 2, None),
+    "sim_hash_grid_query_begin": ([POINTER, POINTER, POINTER, FLOAT], None),
+    "sim_hash_grid_query_next_range": ([POINTER], INT),
+    "sim_hash_grid_point_id": ([POINTER, INT], INT),
+    "sim_hash_grid_build_host":
+        ([POINTER, POINTER, INT, INT, INT, INT, FLOAT, POINTER, POINTER, INT, POINTER, INT], INT),
+    # cuda_src/bvh_entry_points.h and bvh_host_build.cpp
+    "sim_bvh_layout": ([POINTER], None),
+    "sim_bvh_counts": ([POINTER, POINTER], None),
+    "sim_bvh_query_aabb_begin": ([POINTER] * 4, None),
+    "sim_bvh_query_ray_begin": ([POINTER] * 4, None),
+    "sim_bvh_query_aabb_next": ([POINTER], INT),
+    "sim_bvh_query_ray_next": ([POINTER], INT),
+    "sim_bvh_build_host": ([POINTER] * 3 + [INT] * 3 + [POINTER] * 4 + [INT], None),
+    "sim_bvh_refit_host": ([POINTER], None),
+    "sim_bvh_stats": ([POINTER, INT, INT, POINTER], None),
+    # cuda_src/mesh_entry_points.h and mesh_host_build.cpp
+    "sim_mesh_layout": ([POINTER], None),
+    "sim_mesh_set": ([POINTER] * 8 + [INT, INT], None),
+    "sim_mesh_set_points": ([POINTER, POINTER], None),
+    "sim_mesh_query_point": ([POINTER, POINTER, FLOAT, POINTER], INT),
+    "sim_mesh_query_ray": ([POINTER, POINTER, POINTER, FLOAT, POINTER], INT),
+    "sim_mesh_query_aabb_begin": ([POINTER] * 4, None),
+    "sim_mesh_eval_position": ([POINTER, INT, FLOAT, FLOAT, POINTER], None),
+    "sim_mesh_edge_faces": ([POINTER, INT, INT, POINTER], None),
+    "sim_mesh_build_host": ([POINTER, POINTER, INT, INT] + [POINTER] * 4 + [INT], None),
+    "sim_mesh_refit_host": ([POINTER, INT], None),
+})
+
+
+# --------------------------------------------------------------------------
+# Layouts of cuda_src's structs (checked against sim_*_layout() by the tests)
+
+#: ``sizeof(sim::HashGrid)`` in 8-byte words; ``sizeof(sim::HashGridQuery)``.
+HASH_GRID_WORDS = 5
+HASH_GRID_QUERY_BYTES = 72
+
+#: ``sizeof(sim::Bvh)`` in 8-byte words; ``sizeof(sim::BvhQuery)``.
+BVH_WORDS = 10
+BVH_QUERY_BYTES = 176
+#: Depth levels of a tree's ``refit_order`` (the depth limit, 31, plus one).
+BVH_LEVELS = 32
+#: Constructor name -> Warp's BvhConstructor number (as cuda_src/bvh.h).
+BVH_CONSTRUCTORS = {"sah": 0, "median": 1, "lbvh": 2}
+
+#: ``sizeof(sim::Mesh)`` in 8-byte words; ``offsetof(sim::Mesh, bvh)``; ``sizeof(sim::MeshHit)``
+#: (t, u, v, sign, normal x 3 as float32, face as int32).
+MESH_WORDS = 18
+MESH_BVH_OFFSET = 64
+MESH_HIT_BYTES = 32
+
+
 def aligned_zeros(shape, dtype, alignment=64):
     """A zeroed NumPy array whose data starts at a multiple of ``alignment`` bytes."""
     dtype = np.dtype(dtype)
@@ -56,8 +136,12 @@ def address(array):
     return 0 if array is None else array.ctypes.data
 
 
+# --------------------------------------------------------------------------
+# Structures
+
+
 class CpuRegistry:
-    """The live CPU structures of one class, by ``id`` (weakly held)."""
+    """Live structures by ``id`` (weakly held)."""
 
     def __init__(self):
         self._objects = weakref.WeakValueDictionary()
@@ -72,16 +156,26 @@ class CpuRegistry:
             return self._objects.get(structure_id)
 
 
-class SpatialStructure:
-    """What Bvh and Mesh share: ``id``, how compiled code receives them, ``refit``.
+#: The live CPU structures of every kind (HashGrid, Bvh, Mesh), by ``id``.
+cpu_structures = CpuRegistry()
 
-    Subclasses set ``numba_type`` and keep their descriptor and buffers in
-    ``self._storage`` (whose ``id`` is the descriptor's address, and which
-    checks inputs and refits), the device in ``self.device`` and a lock in
-    ``self._lock``.
+
+class SpatialStructure:
+    """What every spatial structure shares: ``id`` and how compiled code receives it.
+
+    Subclasses keep their descriptor and buffers in ``self._storage`` (whose
+    ``id`` is the descriptor's address), the device in ``self.device`` and a
+    lock in ``self._lock``, and call :meth:`_register` once built. Class
+    attributes: ``argument`` names the structure in the builtins' messages,
+    ``cpu_hint`` says how to make one for CPU code.
     """
 
-    numba_type = None
+    #: The Numba type of the objects (Numba's protocol), set by numba_sim's typing
+    #: (``register_spatial_type`` in numba_sim/typing/spatial_common.py), which this layer
+    #: does not import.
+    _numba_type_ = None
+    argument = "structure"
+    cpu_hint = "build it from NumPy arrays"
 
     @property
     def id(self):
@@ -92,14 +186,21 @@ class SpatialStructure:
     def _cpu_id(self):
         """``id`` for CPU code (Numba's unboxing); refuses a CUDA structure."""
         if self.device != "cpu":
-            name = type(self).__name__
-            raise ValueError(f"a {name} on {self.device} was passed to CPU code; build the "
-                             f"{name} from NumPy arrays, or call a CUDA kernel")
+            raise ValueError(f"a {type(self).__name__} on {self.device} was passed to CPU code; "
+                             f"{self.cpu_hint}, or call a CUDA kernel")
         return self._storage.id
 
-    @property
-    def _numba_type_(self):
-        return self.numba_type
+    def _register(self):
+        """Make a CPU structure findable from its ``id`` (Python-mode builtins take either)."""
+        if self.device == "cpu":
+            cpu_structures.add(self)
+
+
+class RefittableStructure(SpatialStructure):
+    """A structure over caller's arrays that it keeps (Bvh, Mesh): adds ``refit``.
+
+    ``self._storage`` also checks the inputs (``check_inputs``) and refits.
+    """
 
     def refit(self):
         """Update the structure after its inputs moved in place (a Bvh's ``lowers`` and
@@ -115,22 +216,23 @@ class SpatialStructure:
             self._storage.refit()
 
 
-def cpu_structure(value, cls, registry, function):
+def cpu_structure(value, cls, function):
     """The live CPU ``cls`` that ``value`` (the object or its ``id``) designates.
 
     For builtins run as Python (``function`` names the builtin in messages).
     """
-    name = cls.__name__
+    name, argument = cls.__name__, cls.argument
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        found = registry.get(int(value))
-        if found is None:
+        found = cpu_structures.get(int(value))
+        if not isinstance(found, cls):
             raise ValueError(
-                f"{function}(): {int(value):#x} is not the id of a live CPU {name} (called from "
-                f"Python, {function} takes CPU structures; query CUDA ones in CUDA kernels)"
+                f"{function}(): {argument}={int(value):#x} is not the id of a live CPU {name} "
+                f"(called from Python, {function} takes CPU structures; query CUDA ones in CUDA "
+                "kernels)"
             )
         return found
     if not isinstance(value, cls):
-        raise TypeError(f"{function}(): expected a sim.{name} or its id (an int), "
+        raise TypeError(f"{function}(): {argument} must be a sim.{name} or its id (an int), "
                         f"not {type(value).__name__}")
     if value.device != "cpu":
         raise ValueError(f"{function}(): the {name} is on {value.device}; called from Python "
@@ -149,23 +251,50 @@ def vec3_argument(value, function, what):
 
 
 # --------------------------------------------------------------------------
-# Argument checks
+# Devices
 
 
-def device_of(array, where, name):
-    """``"cpu"`` for a NumPy array, ``"cuda:N"`` for a CUDA array; else a TypeError."""
-    if isinstance(array, np.ndarray):
+def cuda_device_name(what, ordinal=None):
+    """``"cuda:N"`` for CUDA device ``ordinal`` (None: the current device).
+
+    Errors start with ``what`` (the call and argument): a RuntimeError without
+    a GPU, a ValueError for an ordinal with no device.
+    """
+    from numba import cuda  # numba-cuda takes half a second to import: only CUDA pays it
+
+    if not cuda.is_available():
+        raise RuntimeError(f"{what} no CUDA GPU is available")
+    if ordinal is None:
+        return f"cuda:{cuda.get_current_device().id}"
+    if ordinal >= len(cuda.gpus):
+        raise ValueError(f"{what} no such CUDA device")
+    return f"cuda:{ordinal}"
+
+
+def device_index(device):
+    """N of ``"cuda:N"``."""
+    return int(device.split(":")[1])
+
+
+def array_device(where, name, array):
+    """``"cpu"`` for a NumPy array, ``"cuda:N"`` (the current device) for a CUDA array.
+
+    Anything else, and a CUDA array without ``__cuda_array_interface__`` (the
+    structures that keep their arrays read them through it), is a TypeError
+    naming ``where`` and ``name``.
+    """
+    kind = arrays.device_of(array)
+    if kind == "cpu":
         return "cpu"
-    if not hasattr(array, "__cuda_array_interface__"):
+    if kind is None or not hasattr(array, "__cuda_array_interface__"):
         raise TypeError(f"{where}({name}=...): expected a NumPy array (CPU) or a CUDA array "
                         f"(CuPy, or anything with __cuda_array_interface__), "
                         f"not {type(array).__name__}")
-    from numba import cuda
+    return cuda_device_name(f"{where}({name}=...): a CUDA array was given but")
 
-    if not cuda.is_available():
-        raise RuntimeError(f"{where}({name}=...): a CUDA array was given but no CUDA GPU is "
-                           "available")
-    return f"cuda:{cuda.get_current_device().id}"  # arrays of the current device
+
+# --------------------------------------------------------------------------
+# Argument checks
 
 
 def _shape_and_dtype(array):
@@ -175,27 +304,34 @@ def _shape_and_dtype(array):
     return tuple(interface["shape"]), np.dtype(interface["typestr"])
 
 
-def vec3_array(where, name, array, device=None):
-    """Check that ``array`` is a C-contiguous (n, 3) float32 array (on ``device``); returns n.
-
-    The arrays are used in place (a later refit reads them again), so they are
-    never copied: anything else is an error naming ``where`` and ``name``.
-    """
-    found = device_of(array, where, name)
-    if device is not None and found != device:
-        raise ValueError(f"{where}({name}=...): expected an array on {device} (where the other "
-                         f"arrays are), not on {found}")
-    shape, dtype = _shape_and_dtype(array)
+def check_vec3_rows(where, name, dtype, shape, limit, unit="rows"):
+    """TypeError / ValueError naming ``where`` and ``name`` unless (dtype, shape) is that of an
+    (n, 3) float32 array with n <= ``limit``."""
     if dtype != np.float32:
         raise TypeError(f"{where}({name}=...): {name} must be float32 (an (n, 3) array of vec3), "
                         f"not {dtype}")
     if len(shape) != 2 or shape[1] != 3:
         raise ValueError(f"{where}({name}=...): {name} must have shape (n, 3), not {tuple(shape)}")
+    if shape[0] > limit:
+        raise ValueError(f"{where}({name}=...): more than {limit} {unit}")
+
+
+def vec3_array(where, name, array, device=None):
+    """Check that ``array`` is a C-contiguous (n, 3) float32 array (on ``device``).
+
+    Returns (n, its device). The arrays are used in place (a later refit reads
+    them again), so they are never copied: anything else is an error naming
+    ``where`` and ``name``.
+    """
+    found = array_device(where, name, array)
+    if device is not None and found != device:
+        raise ValueError(f"{where}({name}=...): expected an array on {device} (where the other "
+                         f"arrays are), not on {found}")
+    shape, dtype = _shape_and_dtype(array)
+    check_vec3_rows(where, name, dtype, shape, MAX_ITEMS)
     if not arrays.c_contiguous(array):
         raise ValueError(f"{where}({name}=...): {name} must be C-contiguous (it is used in place: "
                          "refit reads it again); pass np.ascontiguousarray(...)")
-    if shape[0] > MAX_ITEMS:
-        raise ValueError(f"{where}({name}=...): more than {MAX_ITEMS} rows")
     return int(shape[0]), found
 
 
@@ -208,13 +344,37 @@ def check_finite_rows(where, name, values):
                          "finite (NaN or infinite bounds are not allowed)")
 
 
-def positive_int(where, name, value):
-    """``value`` as an int >= 1; TypeError / ValueError naming the argument."""
+def int_argument(where, name, value):
+    """``value`` as an int (``operator.index``); a TypeError naming the argument."""
     try:
-        value = operator.index(value)
+        return operator.index(value)
     except TypeError:
         raise TypeError(f"{where}({name}=...) must be an int, not {type(value).__name__}") from None
+
+
+def positive_int(where, name, value):
+    """``value`` as an int >= 1; TypeError / ValueError naming the argument."""
+    value = int_argument(where, name, value)
     if value < 1:
         raise ValueError(f"{where}({name}={value}) must be at least 1")
     return value
 
+
+def triangle_indices(where, indices, num_points):
+    """``indices`` (NumPy) as a flat C-contiguous int32 copy, checked; errors name ``indices``."""
+    if not np.issubdtype(indices.dtype, np.integer):
+        raise TypeError(f"{where}(indices=...): indices must be integers (int32), "
+                        f"not {indices.dtype}")
+    if not (indices.ndim == 2 and indices.shape[1] == 3) and not (
+            indices.ndim == 1 and indices.size % 3 == 0):
+        raise ValueError(f"{where}(indices=...): indices must have shape (m, 3) or (3 m,), "
+                         f"not {indices.shape}")
+    flat = indices.reshape(-1)
+    if flat.size // 3 > MAX_ITEMS:
+        raise ValueError(f"{where}(indices=...): more than {MAX_ITEMS} triangles")
+    bad = (flat < 0) | (flat >= num_points)
+    if bad.any():
+        position = int(np.argmax(bad))
+        raise ValueError(f"{where}(indices=...): index {int(flat[position])} of triangle "
+                         f"{position // 3} is out of range for {num_points} points")
+    return np.ascontiguousarray(flat, dtype=np.int32).copy()

@@ -159,6 +159,8 @@ def kernel(body):
     of ``cuda.jit(body)``; under the CUDA simulator, the simulator's kernel."""
     if cuda.config.ENABLE_CUDASIM:
         return cuda.jit(body)
+    # Function-local on purpose: under the CUDA simulator this module imports nothing of
+    # numba_sim (tests load it alone there; numba_sim's CUDA target needs a real numba-cuda).
     from numba_sim.cuda_launch import kernel as prepared_kernel
 
     return prepared_kernel(body)

@@ -18,8 +18,9 @@ import numpy as np
 from numba import cuda
 
 from numba_sim.cuda_launch import kernel
-from numba_sim.lowering.hash_grid import native_point_cells, native_set_grid
 from numba_sim.spatial import cuda_radix_sort
+from numba_sim.spatial.build_intrinsics import native_point_cells, native_set_grid
+from numba_sim.spatial.common import HASH_GRID_WORDS
 
 
 def set_descriptor_kernel(grid_id, dim_x, dim_y, dim_z, num_points, cell_width, point_ids,
@@ -87,7 +88,7 @@ class CudaGridStorage:
         self.num_cells = self.dims[0] * self.dims[1] * self.dims[2]
         self.device_index = device_index
         with cuda.gpus[device_index]:
-            self.descriptor = cuda.to_device(np.zeros(5, dtype=np.uint64))
+            self.descriptor = cuda.to_device(np.zeros(HASH_GRID_WORDS, dtype=np.uint64))
             self.cell_offsets = cuda.to_device(np.zeros(self.num_cells + 1, dtype=np.int32))
         self.id = int(self.descriptor.__cuda_array_interface__["data"][0])
         self.capacity = 0

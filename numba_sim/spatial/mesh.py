@@ -37,25 +37,26 @@ import threading
 import numba
 import numpy as np
 
-from numba_sim.spatial.bvh import CONSTRUCTORS, LEVELS, constructor_name, counts
+from numba_sim.spatial.bvh import constructor_name, counts
 from numba_sim.spatial.common import (
-    SpatialStructure,
+    BVH_CONSTRUCTORS,
+    BVH_LEVELS,
+    MESH_BVH_OFFSET,
+    MESH_WORDS,
+    RefittableStructure,
     address,
     aligned_zeros,
+    array_device,
     check_finite_rows,
-    device_of,
+    device_index,
+    host_functions,
     positive_int,
+    triangle_indices,
     vec3_array,
 )
-from numba_sim.spatial.mesh_query import cpu_meshes, mesh_functions
-from numba_sim.typing.mesh import mesh_type
-
-#: ``sizeof(sim::Mesh)`` in 8-byte words; ``offsetof(sim::Mesh, bvh)``.
-MESH_WORDS = 18
-BVH_OFFSET = 64
 
 
-class Mesh(SpatialStructure):
+class Mesh(RefittableStructure):
     """A triangle mesh over ``points`` (``(n, 3)`` float32) and ``indices``.
 
     ``indices`` holds three vertex indices per triangle, as an ``(m, 3)`` or a
@@ -69,11 +70,12 @@ class Mesh(SpatialStructure):
     kernels take the mesh itself or ``mesh.id`` (a ``uint64``).
     """
 
-    numba_type = mesh_type
+    argument = "mesh"
+    cpu_hint = "build the Mesh from NumPy arrays"
 
     def __init__(self, points, indices, bvh_constructor=None, bvh_leaf_size=4):
         num_points, device = vec3_array("Mesh", "points", points)
-        indices_device = device_of(indices, "Mesh", "indices")
+        indices_device = array_device("Mesh", "indices", indices)
         if indices_device != device:
             raise ValueError(f"Mesh(indices=...): expected an array on {device} (where the "
                              f"points are), not on {indices_device}")
@@ -86,13 +88,14 @@ class Mesh(SpatialStructure):
             host_indices = triangle_indices("Mesh", indices, num_points)
             self._storage = CpuMeshStorage(points, host_indices)
         else:
+            # Function-local on purpose: the CUDA build imports numba-cuda (half a second),
+            # which CPU-only programs never pay.
             from numba_sim.spatial.mesh_build_cuda import CudaMeshStorage
 
-            self._storage = CudaMeshStorage(points, indices, int(device.split(":")[1]))
+            self._storage = CudaMeshStorage(points, indices, device_index(device))
         self._points = points
-        self._storage.build(CONSTRUCTORS[self.bvh_constructor], self.bvh_leaf_size)
-        if device == "cpu":
-            cpu_meshes.add(self)
+        self._storage.build(BVH_CONSTRUCTORS[self.bvh_constructor], self.bvh_leaf_size)
+        self._register()
 
     # ---------------------------------------------------------------- properties
 
@@ -159,17 +162,17 @@ class CpuMeshStorage:
         self.nodes = aligned_zeros((slots, 8), np.int32)
         self.primitive_indices = np.zeros(max(m, 1), np.int32)
         self.refit_order = np.zeros(slots, np.int32)
-        self.level_offsets = np.zeros(LEVELS + 1, np.int32)
+        self.level_offsets = np.zeros(BVH_LEVELS + 1, np.int32)
         self._set()
 
     def _set(self):
-        mesh_functions["sim_mesh_set"](
+        host_functions["sim_mesh_set"](
             self.id, address(self.points), address(self.indices), address(self.tri_lowers),
             address(self.tri_uppers), address(self.edge_faces), address(self.vertex_normals),
             address(self.leaf_points), self.num_points, self.num_tris)
 
     def build(self, constructor, leaf_size):
-        mesh_functions["sim_mesh_build_host"](
+        host_functions["sim_mesh_build_host"](
             self.id, address(self.edge_faces), constructor, leaf_size, address(self.nodes),
             address(self.primitive_indices), address(self.refit_order),
             address(self.level_offsets), numba.get_num_threads())
@@ -179,31 +182,10 @@ class CpuMeshStorage:
 
     def set_points(self, points):
         self.points = points
-        mesh_functions["sim_mesh_set_points"](self.id, address(points))
+        host_functions["sim_mesh_set_points"](self.id, address(points))
 
     def refit(self):
-        mesh_functions["sim_mesh_refit_host"](self.id, numba.get_num_threads())
+        host_functions["sim_mesh_refit_host"](self.id, numba.get_num_threads())
 
     def bvh_counts(self):
-        return counts(self.id + BVH_OFFSET)
-
-
-def triangle_indices(where, indices, num_points):
-    """``indices`` as a flat C-contiguous int32 NumPy copy, checked; errors name ``indices``."""
-    if not np.issubdtype(indices.dtype, np.integer):
-        raise TypeError(f"{where}(indices=...): indices must be integers (int32), "
-                        f"not {indices.dtype}")
-    if not (indices.ndim == 2 and indices.shape[1] == 3) and not (
-            indices.ndim == 1 and indices.size % 3 == 0):
-        raise ValueError(f"{where}(indices=...): indices must have shape (m, 3) or (3 m,), "
-                         f"not {indices.shape}")
-    flat = indices.reshape(-1)
-    if flat.size // 3 > 2**30:
-        raise ValueError(f"{where}(indices=...): more than {2**30} triangles")
-    bad = (flat < 0) | (flat >= num_points)
-    if bad.any():
-        position = int(np.argmax(bad))
-        raise ValueError(f"{where}(indices=...): index {int(flat[position])} of triangle "
-                         f"{position // 3} is out of range for {num_points} points")
-    return np.ascontiguousarray(flat, dtype=np.int32).copy()
-
+        return counts(self.id + MESH_BVH_OFFSET)

@@ -24,7 +24,7 @@ import numpy as np
 from numba import cuda
 
 from numba_sim import cuda_runtime
-from numba_sim.lowering.mesh import (
+from numba_sim.spatial.build_intrinsics import (
     native_add_vertex_normals,
     native_leaf_triangle,
     native_set_mesh,
@@ -37,9 +37,13 @@ from numba_sim.spatial.bvh_build_cuda import (
     first_bad_box,
     kernel,
 )
-from numba_sim.spatial.common import address
-from numba_sim.spatial.mesh import BVH_OFFSET, MESH_WORDS, triangle_indices
-from numba_sim.spatial.mesh_query import mesh_functions
+from numba_sim.spatial.common import (
+    MESH_BVH_OFFSET,
+    MESH_WORDS,
+    address,
+    host_functions,
+    triangle_indices,
+)
 
 _THREADS = 256
 
@@ -90,7 +94,7 @@ class CudaMeshStorage:
         host_indices = triangle_indices("Mesh", _host_copy(indices), n)
         self.num_tris = m = host_indices.size // 3
         edge_faces = np.zeros(max(3 * m, 1), np.int32)
-        mesh_functions["sim_mesh_edge_faces"](address(host_indices), m, n, address(edge_faces))
+        host_functions["sim_mesh_edge_faces"](address(host_indices), m, n, address(edge_faces))
         with cuda.gpus[device_index]:
             self.descriptor = cuda.to_device(np.zeros(MESH_WORDS, dtype=np.uint64))
             self.indices = cuda.to_device(host_indices if m else np.zeros(1, np.int32))
@@ -101,7 +105,7 @@ class CudaMeshStorage:
             self.leaf_points = cuda.device_array((max(m, 1), 9), np.float32)
         self.id = device_address(self.descriptor)
         self.bvh = CudaBvhStorage(self.tri_lowers, self.tri_uppers, device_index,
-                                  descriptor_id=self.id + BVH_OFFSET)
+                                  descriptor_id=self.id + MESH_BVH_OFFSET)
         bad = first_bad_box(self.points, self.points, self.bvh.flag)
         if bad is not None:
             raise ValueError(f"Mesh(points=...): points[{bad}] = "

@@ -11,33 +11,22 @@ host library through ctypes, on CPU meshes: the ``sim.Mesh`` itself or its
 
 import numpy as np
 
-from numba_sim.spatial import common
 from numba_sim.spatial.bvh_query import BoxQuery
-from numba_sim.spatial.common import FLOAT, INT, POINTER, address, vec3_argument
+from numba_sim.spatial.common import (
+    MESH_HIT_BYTES,
+    address,
+    cpu_structure,
+    host_functions,
+    vec3_argument,
+)
+from numba_sim.spatial.mesh import Mesh
+from numba_sim.types import PUBLIC_NAMES
 
 #: Fields of the query results, in the order of their Numba structs (Warp's names).
 POINT_FIELDS = (("result", "bool"), ("sign", "float32"), ("face", "int32"), ("u", "float32"),
                 ("v", "float32"))
 RAY_FIELDS = (("result", "bool"), ("t", "float32"), ("u", "float32"), ("v", "float32"),
               ("sign", "float32"), ("normal", "vec3"), ("face", "int32"))
-
-#: ``sim::MeshHit`` (cuda_src/mesh.h): t, u, v, sign, normal x 3 (float32), face (int32).
-HIT_BYTES = 32
-
-#: Entry points of cuda_src/mesh_entry_points.h and mesh_host_build.cpp -> ctypes signature.
-mesh_functions = common.HostFunctions({
-    "sim_mesh_layout": ([POINTER], None),
-    "sim_mesh_set": ([POINTER] * 8 + [INT, INT], None),
-    "sim_mesh_set_points": ([POINTER, POINTER], None),
-    "sim_mesh_query_point": ([POINTER, POINTER, FLOAT, POINTER], INT),
-    "sim_mesh_query_ray": ([POINTER, POINTER, POINTER, FLOAT, POINTER], INT),
-    "sim_mesh_eval_position": ([POINTER, INT, FLOAT, FLOAT, POINTER], None),
-    "sim_mesh_edge_faces": ([POINTER, INT, INT, POINTER], None),
-    "sim_mesh_build_host": ([POINTER, POINTER, INT, INT] + [POINTER] * 4 + [INT], None),
-    "sim_mesh_refit_host": ([POINTER, INT], None),
-})
-
-cpu_meshes = common.CpuRegistry()
 
 
 class MeshQueryPoint:
@@ -61,15 +50,11 @@ class MeshQueryRay:
 
 
 def _vec3(components):
-    from numba_sim.types import PUBLIC_NAMES
-
     return PUBLIC_NAMES["vec3"](*components.tolist())
 
 
 def _mesh(mesh, function):
-    from numba_sim.spatial.mesh import Mesh
-
-    return common.cpu_structure(mesh, Mesh, cpu_meshes, function)
+    return cpu_structure(mesh, Mesh, function)
 
 
 def _hit_fields(hit):
@@ -91,9 +76,9 @@ def mesh_query_point(mesh, point, max_dist):
     """
     mesh = _mesh(mesh, "mesh_query_point")
     p = vec3_argument(point, "mesh_query_point", "point")
-    hit = np.zeros(HIT_BYTES // 4, dtype=np.uint32)
+    hit = np.zeros(MESH_HIT_BYTES // 4, dtype=np.uint32)
     with mesh._lock:
-        found = mesh_functions["sim_mesh_query_point"](mesh.id, address(p), float(max_dist),
+        found = host_functions["sim_mesh_query_point"](mesh.id, address(p), float(max_dist),
                                                        address(hit))
     _, u, v, sign, _, face = _hit_fields(hit)
     out = MeshQueryPoint()
@@ -113,9 +98,9 @@ def mesh_query_ray(mesh, start, dir, max_t):
     mesh = _mesh(mesh, "mesh_query_ray")
     s = vec3_argument(start, "mesh_query_ray", "start")
     d = vec3_argument(dir, "mesh_query_ray", "dir")
-    hit = np.zeros(HIT_BYTES // 4, dtype=np.uint32)
+    hit = np.zeros(MESH_HIT_BYTES // 4, dtype=np.uint32)
     with mesh._lock:
-        found = mesh_functions["sim_mesh_query_ray"](mesh.id, address(s), address(d),
+        found = host_functions["sim_mesh_query_ray"](mesh.id, address(s), address(d),
                                                      float(max_t), address(hit))
     out = MeshQueryRay()
     out.t, out.u, out.v, out.sign, normal, out.face = _hit_fields(hit)
@@ -140,7 +125,7 @@ def mesh_eval_position(mesh, face, u, v):
     mesh = _mesh(mesh, "mesh_eval_position")
     out = np.zeros(3, dtype=np.float32)
     with mesh._lock:
-        mesh_functions["sim_mesh_eval_position"](mesh.id, int(face), float(u), float(v),
+        host_functions["sim_mesh_eval_position"](mesh.id, int(face), float(u), float(v),
                                                  address(out))
     return _vec3(out)
 

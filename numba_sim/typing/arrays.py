@@ -8,25 +8,16 @@ CPU and on CUDA.
 
 from numba.core import types
 from numba.core.typing.templates import AbstractTemplate, signature
+from numba.np import numpy_support
 
+from numba_sim.arrays import view
 from numba_sim.operations import fail
 from numba_sim.registry import typing_registry
 from numba_sim.types import CLASSES
+from numba_sim.typing.structs import struct_class_of, struct_type_of
 from numba_sim.typing.value_types import VALUE_TYPES, ValueType
 
 _CLASS_TO_TYPE = {cls: VALUE_TYPES[spec] for spec, cls in CLASSES.items()}
-
-
-def view(array, dtype):
-    """``view(a, sim.vec3)``: *a* (NumPy, ``(..., 3)`` float32, C-contiguous) as vec3 elements.
-
-    From Python this returns *a* itself after checking it (NumPy has no vec3
-    dtype); in compiled code it is a zero-copy ``Array(vec3, ...)`` view.
-    """
-    from numba_sim.arrays import check_value_array
-
-    check_value_array(array, dtype, "a")
-    return array
 
 
 def value_type_of_marker(marker):
@@ -35,18 +26,13 @@ def value_type_of_marker(marker):
         key = marker.typing_key
         if key in _CLASS_TO_TYPE:
             return _CLASS_TO_TYPE[key]
-        from numba_sim.structs import Struct
-
-        if isinstance(key, type) and issubclass(key, Struct):
-            from numba_sim.typing.structs import struct_type_of
-
-            return struct_type_of(key)
+        struct_class = struct_class_of(marker)
+        if struct_class is not None:
+            return struct_type_of(struct_class)
     return None
 
 
 def _struct_view_type(array_type, struct_type, name):
-    from numba.np import numpy_support
-
     record = numpy_support.from_dtype(struct_type.python_class.numpy_dtype)
     if not isinstance(array_type, types.Array) or array_type.dtype != record \
             or array_type.layout != "C":

@@ -20,13 +20,14 @@ from numba.core.typing.templates import AbstractTemplate, signature
 
 from numba_sim.operations import fail
 from numba_sim.registry import typing_registry
+from numba_sim.spatial.bvh import Bvh
 from numba_sim.spatial.bvh_query import (
     QUERY_NEXT_MESSAGE,
-    QUERY_STATE_BYTES,
     bvh_query_aabb,
     bvh_query_next,
     bvh_query_ray,
 )
+from numba_sim.spatial.common import BVH_QUERY_BYTES
 from numba_sim.typing.spatial_common import (
     SpatialType,
     check_arity,
@@ -45,12 +46,10 @@ QUERY_KINDS = {
 }
 
 
-@register_spatial_type
+@register_spatial_type(Bvh)
 class BvhType(SpatialType):
     """A ``sim.Bvh`` in compiled code (the address of its descriptor)."""
 
-    python_class = "Bvh"
-    argument = "bvh"
     cuda_hint = "build the Bvh from CUDA arrays"
 
     def __init__(self):
@@ -80,7 +79,7 @@ class BoxQueryStateType(types.Type):
         super().__init__(name="BoxQueryState")
 
 
-bvh_type = BvhType()
+bvh_type = Bvh._numba_type_
 box_query_state_type = BoxQueryStateType()
 
 
@@ -94,7 +93,7 @@ class BoxQueryModel(models.StructModel):
 @register_model(BoxQueryStateType)
 class BoxQueryStateModel(models.StructModel):
     def __init__(self, dmm, fe_type):
-        super().__init__(dmm, fe_type, opaque_state_members(QUERY_STATE_BYTES))
+        super().__init__(dmm, fe_type, opaque_state_members(BVH_QUERY_BYTES))
 
 
 @register_model(BoxQueryIteratorType)

@@ -21,29 +21,31 @@ from numba.core.typing.templates import AbstractTemplate, signature
 
 from numba_sim.operations import fail
 from numba_sim.registry import typing_registry
+from numba_sim.spatial.common import HASH_GRID_QUERY_BYTES
+from numba_sim.spatial.hash_grid import HashGrid
 from numba_sim.spatial.hash_grid_query import (
     QUERY_NEXT_MESSAGE,
-    QUERY_STATE_BYTES,
     hash_grid_point_id,
     hash_grid_query,
     hash_grid_query_next,
 )
-from numba_sim.typing.spatial_common import (  # noqa: F401 (prepare_cuda_arg: re-exported)
+from numba_sim.typing.spatial_common import (
     SpatialType,
+    check_arity,
+    check_number,
+    check_vec3,
     handle_argument,
-    prepare_cuda_arg,
+    opaque_state_members,
     register_spatial_type,
 )
 from numba_sim.typing.value_types import value_type_by_name
 
 
-@register_spatial_type
+@register_spatial_type(HashGrid)
 class HashGridType(SpatialType):
     """A ``sim.HashGrid`` in compiled code (the address of its descriptor; see
     numba_sim/typing/spatial_common.py, which also gives it ``.id``)."""
 
-    python_class = "HashGrid"
-    argument = "grid"
     cuda_hint = "build the grid with device='cuda' (sim.HashGrid(..., device='cuda'))"
 
     def __init__(self):
@@ -71,7 +73,7 @@ class HashGridQueryStateType(types.Type):
         super().__init__(name="HashGridQueryState")
 
 
-hash_grid_type = HashGridType()
+hash_grid_type = HashGrid._numba_type_
 hash_grid_query_type = HashGridQueryType()
 hash_grid_query_state_type = HashGridQueryStateType()
 
@@ -100,9 +102,8 @@ _QUERY_STATE_HEADER_BYTES = 16
 @register_model(HashGridQueryStateType)
 class HashGridQueryStateModel(models.StructModel):
     def __init__(self, dmm, fe_type):
-        private_words = (QUERY_STATE_BYTES - _QUERY_STATE_HEADER_BYTES) // 8
-        members = [*QUERY_STATE_HEADER, ("private", types.UniTuple(types.uint64, private_words))]
-        super().__init__(dmm, fe_type, members)
+        private = opaque_state_members(HASH_GRID_QUERY_BYTES - _QUERY_STATE_HEADER_BYTES)
+        super().__init__(dmm, fe_type, [*QUERY_STATE_HEADER, *private])
 
 
 @register_model(HashGridQueryIteratorType)
@@ -119,27 +120,21 @@ class HashGridQueryIteratorModel(models.StructModel):
 @typing_registry.register_global(hash_grid_query)
 class HashGridQueryTyping(AbstractTemplate):
     def generic(self, args, kws):
-        if kws or len(args) != 3:
-            fail("hash_grid_query", args, "takes three positional arguments (grid, point, radius)")
-        grid, point, radius = (types.unliteral(a) for a in args)
-        vec3 = value_type_by_name("vec3")
-        grid = handle_argument("hash_grid_query", args, grid, hash_grid_type)
-        if point != vec3:
-            fail("hash_grid_query", args, f"point must be a vec3, not {point}")
-        if not isinstance(radius, (types.Integer, types.Float)):
-            fail("hash_grid_query", args, f"radius must be a number, not {radius}")
-        return signature(hash_grid_query_type, grid, vec3, types.float32)
+        name = "hash_grid_query"
+        check_arity(name, args, kws, ("grid", "point", "radius"))
+        grid = handle_argument(name, args, args[0], hash_grid_type)
+        check_vec3(name, args, args[1], "point")
+        check_number(name, args, args[2], "radius")
+        return signature(hash_grid_query_type, grid, value_type_by_name("vec3"), types.float32)
 
 
 @typing_registry.register_global(hash_grid_point_id)
 class HashGridPointIdTyping(AbstractTemplate):
     def generic(self, args, kws):
-        if kws or len(args) != 2:
-            fail("hash_grid_point_id", args, "takes two positional arguments (grid, index)")
-        grid, index = (types.unliteral(a) for a in args)
-        grid = handle_argument("hash_grid_point_id", args, grid, hash_grid_type)
-        if not isinstance(index, types.Integer):
-            fail("hash_grid_point_id", args, f"index must be an integer, not {index}")
+        name = "hash_grid_point_id"
+        check_arity(name, args, kws, ("grid", "index"))
+        grid = handle_argument(name, args, args[0], hash_grid_type)
+        check_number(name, args, args[1], "index", kind=types.Integer)
         return signature(types.int32, grid, types.int32)
 
 

@@ -1,57 +1,38 @@
 """Typing of the kernel language's operators and component-assignment helpers
-(see numba_sim/kernel_ops.py for their semantics)."""
+(see numba_sim/kernel_ops.py for their semantics).
+
+Two scalar operands meet at the type of the kernel language's scalar rule
+(numba_sim/scalar_rule.py), which Python mode applies too; an operator that
+does not take the operands' types is a TypingError with the rule's message.
+"""
+
+import operator
 
 from numba.core import types
 from numba.core.errors import TypingError
 from numba.core.typing.templates import AbstractTemplate, signature
+from numba.np import numpy_support
 
-from numba_sim import kernel_ops
+from numba_sim import kernel_ops, scalar_rule
 from numba_sim.registry import typing_registry
 from numba_sim.types import KIND_MAT, attribute_slice, row_spec
 from numba_sim.typing.structs import StructType
 from numba_sim.typing.value_types import VALUE_TYPES, ValueType
 
-INT32_RANGE = (-(2**31), 2**31 - 1)
 
-
-def _is_number(t):
-    return isinstance(t, (types.Integer, types.Float))
-
-
-def _literal_int_type(t):
-    low, high = INT32_RANGE
-    return types.int32 if low <= t.literal_value <= high else types.int64
-
-
-def common_scalar_type(a, b):
-    """The type two scalar operands meet at, by Warp's rules (see kernel_ops)."""
-    a_literal, b_literal = isinstance(a, types.IntegerLiteral), isinstance(b, types.IntegerLiteral)
-    if a_literal and b_literal:
-        return types.int64 if types.int64 in (_literal_int_type(a), _literal_int_type(b)) \
-            else types.int32
-    if a_literal:
-        return types.unliteral(b)
-    if b_literal:
-        return types.unliteral(a)
-    a, b = types.unliteral(a), types.unliteral(b)
-    if a == b:
-        return a
-    if isinstance(a, types.Float) and isinstance(b, types.Float):
-        return a if a.bitwidth >= b.bitwidth else b
-    if isinstance(a, types.Float) or isinstance(b, types.Float):
-        return a if isinstance(a, types.Float) else b
-    if a.bitwidth != b.bitwidth:
-        return a if a.bitwidth > b.bitwidth else b
-    return a if not a.signed else b  # C: the unsigned type of equal width wins
+def _check(name, a, b):
+    """Raise the rule's TypingError when operator *name* does not take Scalars *a* and *b*."""
+    message = scalar_rule.operator_error(name, a.dtype, b.dtype)
+    if message is not None:
+        raise TypingError(message)
 
 
 def binary_signature(context, name, a, b):
     """(signature, is_scalar) of the kernel operator *name* on (a, b)."""
-    if _is_number(a) and _is_number(b):
-        common = common_scalar_type(a, b)
-        if name in ("and_", "or_", "xor", "lshift", "rshift") and not isinstance(
-                common, types.Integer):
-            raise TypingError(f"{name}({a}, {b}): bitwise operators need integer operands")
+    a_scalar, b_scalar = scalar_rule.from_numba(a), scalar_rule.from_numba(b)
+    if a_scalar is not None and b_scalar is not None:
+        _check(name, a_scalar, b_scalar)
+        common = numpy_support.from_dtype(scalar_rule.common_dtype(a_scalar, b_scalar))
         return signature(common, common, common), True
     sig = context.resolve_function_type(kernel_ops.BINARY[name], (a, b), {})
     return sig, False
@@ -60,6 +41,7 @@ def binary_signature(context, name, a, b):
 def _binary_template(name, function):
     class KernelBinary(AbstractTemplate):
         key = function
+        prefer_literal = True  # see int literals as literals (Numba tries unliteral types first)
 
         def generic(self, args, kws):
             if kws or len(args) != 2:
@@ -77,13 +59,14 @@ for _name in kernel_ops.BINARY:
 
 @typing_registry.register_global(kernel_ops.neg)
 class KernelNeg(AbstractTemplate):
+    prefer_literal = True
+
     def generic(self, args, kws):
         (a,) = args
-        if _is_number(a):
-            result = _literal_int_type(a) if isinstance(a, types.IntegerLiteral) else types.unliteral(a)
+        scalar = scalar_rule.from_numba(a)
+        if scalar is not None:  # an int literal has its natural type (int32 unless too large)
+            result = numpy_support.from_dtype(scalar.dtype)
             return signature(result, result)
-        import operator
-
         return self.context.resolve_function_type(operator.neg, args, {})
 
 
@@ -123,7 +106,7 @@ class StoreItem(AbstractTemplate):
         container, index, value = args
         if isinstance(container, (ValueType,)):
             return signature(container, container, index, component_type(container, index))
-        sig = self.context.resolve_function_type(__import__("operator").setitem, args, {})
+        sig = self.context.resolve_function_type(operator.setitem, args, {})
         if sig is None:
             return None
         return signature(container, *sig.args)
@@ -159,9 +142,13 @@ class UpdateItem(AbstractTemplate):
 
 
 def _update_value_type(context, element, op_name, value):
-    if isinstance(element, (types.Integer, types.Float)):
-        if not _is_number(value):
+    """The type *value* converts to in ``element op= value``: a scalar element's own type."""
+    element_scalar = scalar_rule.from_numba(element)
+    if element_scalar is not None:
+        value_scalar = scalar_rule.from_numba(value)
+        if value_scalar is None:
             raise TypingError(f"cannot combine {value} into a {element} element")
+        _check(op_name, element_scalar, value_scalar)
         return element
     sig, _ = binary_signature(context, op_name, element, value)
     if sig is None or sig.return_type != element:

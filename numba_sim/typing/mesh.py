@@ -17,6 +17,7 @@ from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, sig
 
 from numba_sim.operations import fail
 from numba_sim.registry import typing_registry
+from numba_sim.spatial.mesh import Mesh
 from numba_sim.spatial.mesh_query import (
     QUERY_NEXT_MESSAGE,
     RAY_FIELDS,
@@ -39,12 +40,10 @@ from numba_sim.typing.spatial_common import (
 from numba_sim.typing.value_types import value_type_by_name
 
 
-@register_spatial_type
+@register_spatial_type(Mesh)
 class MeshType(SpatialType):
     """A ``sim.Mesh`` in compiled code (the address of its descriptor)."""
 
-    python_class = "Mesh"
-    argument = "mesh"
     cuda_hint = "build the Mesh from CUDA arrays"
 
     def __init__(self):
@@ -64,7 +63,7 @@ def _field_types(fields):
     return {name: names.get(kind) or value_type_by_name(kind) for name, kind in fields}
 
 
-mesh_type = MeshType()
+mesh_type = Mesh._numba_type_
 mesh_query_point_type = MeshResultType("MeshQueryPoint", _field_types(POINT_FIELDS))
 mesh_query_ray_type = MeshResultType("MeshQueryRay", _field_types(RAY_FIELDS))
 

@@ -45,7 +45,7 @@ from numba.core.extending import register_model, typeof_impl
 from numba.core.typeconv import Conversion
 from numba.core.typing.templates import AbstractTemplate, signature
 
-from numba_sim.registry import lowering_registry, typing_registry
+from numba_sim.registry import typing_registry
 
 _u32 = ir.IntType(32)
 
@@ -145,38 +145,6 @@ def _typeof_random_state(value, c):
 
 
 # --------------------------------------------------------------------------
-# Helpers that are plain Python functions and compiled builtins at once
-
-
-def compiled_helper(result, *params):
-    """Decorator: *fn* keeps running as Python, and compiled code calling it gets
-    *fn* compiled (``compile_internal``, on either target) with the signature
-    ``result(*params)``; arguments are converted to *params*."""
-
-    def register(fn):
-        sig = signature(result, *params)
-
-        class Template(AbstractTemplate):
-            key = fn
-
-            def generic(self, args, kws):
-                if not kws and len(args) == len(params):
-                    return sig
-                return None
-
-        Template.__name__ = f"Typing_{fn.__name__}"
-        typing_registry.register_global(fn, types.Function(Template))
-
-        @lowering_registry.lower(fn, *params)
-        def lower(context, builder, sig, args):
-            return context.compile_internal(builder, fn, sig, args)
-
-        return fn
-
-    return register
-
-
-# --------------------------------------------------------------------------
 # The state transition: Warp's PCG hash and the two primitives built on it
 
 
@@ -185,13 +153,15 @@ _PCG_INCREMENT = np.uint32(2891336453)
 _PCG_MIX = np.uint32(277803737)
 
 
-@compiled_helper(types.uint32, types.uint32)
 def pcg_hash(x):
     """Warp's ``rand_pcg`` (Jarzynski and Olano 2020): uint32 arithmetic, wrapping.
 
-    Numba widens uint32 products to uint64 and ``np.uint32`` truncates them
-    back (LLVM then emits 32-bit instructions); in Python, NumPy's uint32
-    arithmetic wraps (run under ``np.errstate(over="ignore")``).
+    A plain Python function, compiled where compiled code calls it
+    (:func:`numba_sim.lowering.random_state.lower_advance`; the random builtins
+    declare it a compiled helper).  Numba widens uint32 products to uint64 and
+    ``np.uint32`` truncates them back (LLVM then emits 32-bit instructions); in
+    Python, NumPy's uint32 arithmetic wraps (run under
+    ``np.errstate(over="ignore")``).
     """
     x = np.uint32(x)
     b = np.uint32(x * _PCG_MULTIPLIER + _PCG_INCREMENT)

@@ -1,9 +1,11 @@
 """What the Numba types of the spatial structures share (both targets).
 
-A structure passed to compiled code (``sim.Bvh``, ``sim.Mesh``) is a
-:class:`SpatialType`: its value is the address of the structure's descriptor
-on its device (its ``id``), a ``uint64``, so it lowers exactly like Warp's
-integer ids, and every query builtin takes either. CPU code unboxes the
+A structure passed to compiled code (``sim.HashGrid``, ``sim.Bvh``,
+``sim.Mesh``) is a :class:`SpatialType`: its value is the address of the
+structure's descriptor on its device (its ``id``), a ``uint64``, so it lowers
+exactly like Warp's integer ids, and every query builtin takes either.
+:func:`register_spatial_type` ties a SpatialType to its host class
+(numba_sim/spatial, which imports nothing of this layer). CPU code unboxes the
 object (numba_sim/lowering/spatial_common.py); CUDA kernels receive ``id``
 through :func:`prepare_cuda_arg`.
 
@@ -17,6 +19,7 @@ from numba.core.datamodel import models
 from numba.core.extending import register_model
 from numba.core.typing.templates import AttributeTemplate
 
+from numba_sim.cuda_args import register_converter
 from numba_sim.operations import fail
 from numba_sim.registry import typing_registry
 from numba_sim.typing.value_types import value_type_by_name
@@ -25,8 +28,10 @@ from numba_sim.typing.value_types import value_type_by_name
 class SpatialType(types.Type):
     """A spatial structure in compiled code (the address of its descriptor).
 
-    For messages: ``python_class`` names the host class, ``argument`` the
-    builtins' argument, ``cuda_hint`` how to make one for CUDA kernels.
+    For messages: ``python_class`` names the host class and ``argument`` the
+    builtins' argument (both from the host class, see
+    :func:`register_spatial_type`), ``cuda_hint`` how to make one for CUDA
+    kernels.
     """
 
     python_class = "a spatial structure"
@@ -41,19 +46,32 @@ class HandleModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, dmm.lookup(types.uint64).get_value_type())
 
 
-def register_spatial_type(cls):
-    """Class decorator: the data model and the ``id`` attribute of a SpatialType subclass."""
-    register_model(cls)(HandleModel)
+def register_spatial_type(host_class):
+    """Class decorator of the SpatialType subclass of ``host_class`` (a
+    ``numba_sim.spatial.common.SpatialStructure``, whose constructor takes no argument).
 
-    class Attributes(AttributeTemplate):
-        key = cls
+    Registers the data model and the ``id`` attribute, takes ``python_class``
+    and ``argument`` from the host class, and sets ``host_class._numba_type_``
+    (the instance: Numba's typeof protocol, on both targets).
+    """
 
-        def resolve_id(self, value):
-            return types.uint64
+    def register(cls):
+        cls.python_class = host_class.__name__
+        cls.argument = host_class.argument
+        register_model(cls)(HandleModel)
 
-    Attributes.__name__ = f"{cls.__name__}Attributes"
-    typing_registry.register_attr(Attributes)
-    return cls
+        class Attributes(AttributeTemplate):
+            key = cls
+
+            def resolve_id(self, value):
+                return types.uint64
+
+        Attributes.__name__ = f"{cls.__name__}Attributes"
+        typing_registry.register_attr(Attributes)
+        host_class._numba_type_ = cls()
+        return cls
+
+    return register
 
 
 def opaque_state_members(size_bytes):
@@ -120,10 +138,4 @@ def prepare_cuda_arg(ty, val):
     return types.uint64, val.id
 
 
-def _register_cuda_converter():
-    from numba_sim.cuda_args import register_converter
-
-    register_converter(SpatialType, prepare_cuda_arg)
-
-
-_register_cuda_converter()
+register_converter(SpatialType, prepare_cuda_arg)

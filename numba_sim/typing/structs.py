@@ -8,7 +8,7 @@ from numba.core.extending import register_model, typeof_impl
 from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, signature
 from numba.np import numpy_support
 
-from numba_sim import arrays
+from numba_sim import arrays, registry
 from numba_sim.operations import fail
 from numba_sim.registry import typing_registry
 from numba_sim.structs import FIELD_ARRAY, FIELD_SCALAR, FIELD_STRUCT, FIELD_VALUE, Struct
@@ -59,6 +59,18 @@ def array_numba_type(annotation):
     return types.Array(element, annotation.ndim, layout)
 
 
+def construct_struct(*fields):
+    """The typing and lowering key of every struct class's constructor in compiled code
+    (the class itself is what a kernel calls: see :func:`register_struct`)."""
+    raise TypeError("construct_struct is a compile-time key; call the struct class")
+
+
+def struct_class_of(function_type):
+    """The struct class a ``types.Function`` constructs, or None."""
+    return getattr(function_type.templates[0], "struct_class", None) \
+        if isinstance(function_type, types.Function) else None
+
+
 def field_numba_type(field):
     if field.kind == FIELD_SCALAR:
         return numpy_support.from_dtype(__import__("numpy").dtype(field.scalar_type))
@@ -94,7 +106,8 @@ def _constructor_template(struct_type):
     cls = struct_type.python_class
 
     class StructConstructor(AbstractTemplate):
-        key = cls
+        key = construct_struct
+        struct_class = cls
 
         def generic(self, args, kws):
             if kws:
@@ -113,13 +126,10 @@ def _constructor_template(struct_type):
 
 
 def register_struct(cls):
-    """Declare typing and lowering of a new struct class on both targets."""
-    from numba_sim import registry
-    from numba_sim.lowering import structs as struct_lowering
-
+    """Declare the typing of a new struct class on both targets (its constructor's lowering
+    is :func:`construct_struct`'s, shared by every struct)."""
     struct_type = struct_type_of(cls)
     # the functional form: a struct class need not be reachable as a module global
     typing_registry.register_global(cls, types.Function(_constructor_template(struct_type)))
-    struct_lowering.register_constructor(cls)
     registry.install()
     return struct_type

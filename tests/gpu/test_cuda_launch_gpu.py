@@ -13,6 +13,7 @@ from numba import cuda
 
 import numba_sim as sim
 from numba_sim import cuda_launch, spatial
+from numba_sim.launcher import launcher_for
 
 pytestmark = pytest.mark.skipif(not cuda.is_available(), reason="needs a CUDA GPU and driver")
 cupy = pytest.importorskip("cupy", reason="needs CuPy (pip install 'numba-sim[cuda]')")
@@ -23,7 +24,7 @@ from test_cuda_launch import many, many_inputs  # noqa: E402
 
 
 def prepared_launch(kernel, ndim=1):
-    return kernel.launcher("cuda", ndim)._prepared.get(cupy.cuda.runtime.getDevice())
+    return launcher_for(kernel, "cuda", ndim)._prepared.get(cupy.cuda.runtime.getDevice())
 
 
 class NoDispatcher:
@@ -34,7 +35,7 @@ class NoDispatcher:
 @pytest.fixture
 def without_dispatcher(monkeypatch):
     def forbid(kernel, ndim=1):
-        monkeypatch.setattr(kernel.launcher("cuda", ndim), "dispatcher", NoDispatcher())
+        monkeypatch.setattr(launcher_for(kernel, "cuda", ndim), "dispatcher", NoDispatcher())
     return forbid
 
 
@@ -150,7 +151,7 @@ def test_sim_launch_takes_the_fast_path_once_prepared(monkeypatch):
     values = cupy.zeros(512, dtype=np.float32)
     sim.launch(add_into, dim=512, inputs=[values, 1.0])
     assert add_into.fast_launch is not None
-    launcher = add_into.launcher("cuda", 1)
+    launcher = launcher_for(add_into, "cuda", 1)
     monkeypatch.setattr(launcher, "dispatcher", NoDispatcher())
     # neither the launcher (the full path) nor the dispatcher is reached
     monkeypatch.setattr(type(launcher), "__call__", lambda *a, **k: pytest.fail("full path"))

@@ -12,7 +12,7 @@ from numba import cuda
 
 import numba_sim as sim
 from numba_sim import spatial
-from numba_sim.typing.hash_grid import prepare_cuda_arg
+from numba_sim.typing.spatial_common import prepare_cuda_arg
 
 pytestmark = pytest.mark.skipif(not cuda.is_available(), reason="needs a CUDA GPU and driver")
 
