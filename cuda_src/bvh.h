@@ -29,6 +29,13 @@
 // launch per depth. The items' boxes are the caller's arrays (item_lowers /
 // item_uppers, 3 floats per box), read again by every refit, as in Warp.
 //
+// Groups (Warp's Bvh(groups=...)). The items are sorted by group; a
+// balanced tree over the groups (split at the median group id) ends in one
+// subtree per group, built by the constructor; group_roots gives each
+// group's subtree root, where a query may start (bvh_group_root). The depth
+// limit counts from the tree's root, so a group subtree below depth g may go
+// 31 - g levels deep.
+//
 // Queries test boxes, not what the caller put in them: an AABB query yields
 // every item whose box overlaps the query box (closed boxes: touching counts),
 // a ray query every item whose box the ray start + t * dir, t >= 0, meets.
@@ -71,7 +78,11 @@ struct Bvh {
     int32 root;
     int32 leaf_size;
     int32 constructor;
-    int32 reserved;
+    // Grouped trees (Bvh(groups=...)): the distinct group ids, ascending, and
+    // the root node of each group's subtree; num_groups 0 for an ungrouped tree.
+    int32 num_groups;
+    const int32* group_ids;
+    const int32* group_roots;
 };
 
 enum BvhQueryKind { BVH_QUERY_AABB = 0, BVH_QUERY_RAY = 1 };
@@ -91,7 +102,7 @@ struct BvhQuery {
 };
 
 static_assert(sizeof(BvhNode) == 32, "BvhNode layout changed: update numba_sim");
-static_assert(sizeof(Bvh) == 80, "Bvh layout changed: update numba_sim");
+static_assert(sizeof(Bvh) == 96, "Bvh layout changed: update numba_sim");
 static_assert(sizeof(BvhQuery) == 176, "BvhQuery layout changed: update numba_sim");
 
 SIM_FUNC bool bvh_is_leaf(const BvhNode& node) { return node.left < 0; }
@@ -159,32 +170,55 @@ SIM_FUNC bool bvh_query_test(const float* a, const float* b, const float* lower,
     return ray_box(a, b, lower, upper, t);
 }
 
-// The stack holds nodes whose box passed the test: the root when it does.
+// The root of group `group`'s subtree (Warp's bvh_get_group_root), or -1
+// when no item has that group. An ungrouped tree is one group, 0.
+SIM_FUNC int32 bvh_group_root(const Bvh* bvh, int32 group) {
+    if (bvh == nullptr || bvh->nodes == nullptr || bvh->num_items <= 0) return -1;
+    if (bvh->num_groups <= 0) return group == 0 ? bvh->root : -1;
+    int32 lo = 0, hi = bvh->num_groups;
+    while (lo < hi) {
+        const int32 mid = (lo + hi) >> 1;
+        if (bvh->group_ids[mid] < group) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < bvh->num_groups && bvh->group_ids[lo] == group ? bvh->group_roots[lo] : -1;
+}
+
+// The stack holds nodes whose box passed the test: the start node when it
+// does. The traversal starts at `root`, or at the tree's root when root < 0
+// (Warp's -1); a root past the node slots yields nothing.
 template <int KIND>
-SIM_FUNC void bvh_query_start(BvhQuery& q, const Bvh* bvh, bool valid) {
+SIM_FUNC void bvh_query_start(BvhQuery& q, const Bvh* bvh, bool valid, int32 root) {
     q.bvh = bvh;
     q.prim_cur = 0;
     q.prim_end = 0;
     q.count = 0;
     if (valid && bvh != nullptr && bvh->nodes != nullptr && bvh->num_items > 0) {
-        const BvhNode& root = bvh->nodes[bvh->root];
-        if (bvh_query_test<KIND>(q.a, q.b, root.lower, root.upper)) {
-            q.stack[0] = bvh->root;
+        const int32 start = root < 0 ? bvh->root : root;
+        if (start >= 2 * (int64)bvh->num_items) return;
+        const BvhNode& node = bvh->nodes[start];
+        if (bvh_query_test<KIND>(q.a, q.b, node.lower, node.upper)) {
+            q.stack[0] = start;
             q.count = 1;
         }
     }
 }
 
-SIM_FUNC void bvh_query_aabb_begin(BvhQuery& q, const Bvh* bvh, vec3f lower, vec3f upper) {
+SIM_FUNC void bvh_query_aabb_begin(BvhQuery& q, const Bvh* bvh, vec3f lower, vec3f upper,
+                                   int32 root = -1) {
     q.kind = BVH_QUERY_AABB;
     store_vec3f(q.a, lower);
     store_vec3f(q.b, upper);
     const bool valid = !(is_nan_f(lower.x) || is_nan_f(lower.y) || is_nan_f(lower.z) ||
                          is_nan_f(upper.x) || is_nan_f(upper.y) || is_nan_f(upper.z));
-    bvh_query_start<BVH_QUERY_AABB>(q, bvh, valid);
+    bvh_query_start<BVH_QUERY_AABB>(q, bvh, valid, root);
 }
 
-SIM_FUNC void bvh_query_ray_begin(BvhQuery& q, const Bvh* bvh, vec3f start, vec3f dir) {
+SIM_FUNC void bvh_query_ray_begin(BvhQuery& q, const Bvh* bvh, vec3f start, vec3f dir,
+                                  int32 root = -1) {
     q.kind = BVH_QUERY_RAY;
     store_vec3f(q.a, start);
     q.b[0] = ray_reciprocal(dir.x);
@@ -192,7 +226,7 @@ SIM_FUNC void bvh_query_ray_begin(BvhQuery& q, const Bvh* bvh, vec3f start, vec3
     q.b[2] = ray_reciprocal(dir.z);
     const bool valid = is_finite_f(start.x) && is_finite_f(start.y) && is_finite_f(start.z) &&
                        is_finite_f(dir.x) && is_finite_f(dir.y) && is_finite_f(dir.z);
-    bvh_query_start<BVH_QUERY_RAY>(q, bvh, valid);
+    bvh_query_start<BVH_QUERY_RAY>(q, bvh, valid, root);
 }
 
 // The next item whose box passes the query's test, or -1 when there is none.

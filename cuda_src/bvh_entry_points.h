@@ -34,7 +34,7 @@ SIM_EXPORT void sim_bvh_set(void* bvh_ptr, void* nodes, int* primitive_indices,
     bvh.root = counts[4];
     bvh.leaf_size = counts[5];
     bvh.constructor = counts[6];
-    bvh.reserved = 0;
+    // (the group fields are the host build's: left as they are)
 }
 
 // The descriptor's counts, in sim_bvh_set's order.
@@ -49,18 +49,24 @@ SIM_EXPORT void sim_bvh_counts(const void* bvh_ptr, int* counts) {
     counts[6] = bvh.constructor;
 }
 
+// Start a query at node `root` (the tree's root when root < 0).
 SIM_EXPORT void sim_bvh_query_aabb_begin(void* query, const void* bvh, const float* lower,
-                                         const float* upper) {
+                                         const float* upper, int root) {
     sim::bvh_query_aabb_begin(*static_cast<sim::BvhQuery*>(query),
                               static_cast<const sim::Bvh*>(bvh), sim::load_vec3f(lower),
-                              sim::load_vec3f(upper));
+                              sim::load_vec3f(upper), root);
 }
 
 SIM_EXPORT void sim_bvh_query_ray_begin(void* query, const void* bvh, const float* start,
-                                        const float* dir) {
+                                        const float* dir, int root) {
     sim::bvh_query_ray_begin(*static_cast<sim::BvhQuery*>(query),
                              static_cast<const sim::Bvh*>(bvh), sim::load_vec3f(start),
-                             sim::load_vec3f(dir));
+                             sim::load_vec3f(dir), root);
+}
+
+// The root of a group's subtree, or -1 (see bvh_group_root).
+SIM_EXPORT int sim_bvh_group_root(const void* bvh, int group) {
+    return sim::bvh_group_root(static_cast<const sim::Bvh*>(bvh), group);
 }
 
 // The next item of a query (-1: none left).

@@ -85,6 +85,8 @@ void grow_centre(Box& centres, const PrimRef& r) {
 
 struct Task {
     int32 start, end, depth;
+    int32 group_begin, group_end;  // grouped trees: the task's groups (indices of the sorted ids)
+    bool group_root;               // ... and whether it is the root of its only group's subtree
     int32 slot;  // the node's slot
     int32 free;  // the first slot of its descendants
     Box bounds;   // of the items' boxes
@@ -98,6 +100,14 @@ class TopDownBuilder {
         : refs_(refs), slots_(slots), slot_depth_(slot_depth), constructor_(constructor),
           leaf_size_(leaf_size) {}
 
+    // Grouped trees: group g's items are [group_starts[g], group_starts[g + 1]);
+    // a task over several groups splits at its median group, and the slot of
+    // the task over group g alone goes to group_slots[g].
+    void set_groups(const int32* group_starts, int32* group_slots) {
+        group_starts_ = group_starts;
+        group_slots_ = group_slots;
+    }
+
     // Builds the subtree of `task`; ranges of at most `handoff` items (and
     // leaves) are appended to `deferred` instead when it is not null.
     void build(const Task& task, int64 handoff, std::vector<Task>* deferred) {
@@ -108,12 +118,27 @@ class TopDownBuilder {
             node.upper[k] = task.bounds.upper[k];
         }
         slot_depth_[task.slot] = task.depth;
-        if (count <= leaf_size_ || task.depth >= SIM_BVH_MAX_DEPTH) {
+        const bool several_groups = group_starts_ && task.group_end - task.group_begin > 1;
+        if (group_starts_ && task.group_root) group_slots_[task.group_begin] = task.slot;
+        if ((count <= leaf_size_ && !several_groups) || task.depth >= SIM_BVH_MAX_DEPTH) {
             sim::bvh_set_leaf(node, task.start, task.end);
             return;
         }
         Task left, right;
-        split(task, left, right);
+        if (several_groups) {  // the groups below the median id left, the others right
+            const int32 group_mid = task.group_begin + (task.group_end - task.group_begin) / 2;
+            split_at(task, group_starts_[group_mid], left, right);
+            left.group_begin = task.group_begin;
+            left.group_end = right.group_begin = group_mid;
+            right.group_end = task.group_end;
+            left.group_root = left.group_end - left.group_begin == 1;
+            right.group_root = right.group_end - right.group_begin == 1;
+        } else {
+            split(task, left, right);
+            left.group_begin = right.group_begin = task.group_begin;
+            left.group_end = right.group_end = task.group_end;
+            left.group_root = right.group_root = false;
+        }
         left.depth = right.depth = task.depth + 1;
         // the children side by side (one cache line), then the left child's
         // 2 m - 2 descendant slots, then the right child's
@@ -250,6 +275,8 @@ class TopDownBuilder {
     int32* slot_depth_;
     int constructor_;
     int32 leaf_size_;
+    const int32* group_starts_ = nullptr;
+    int32* group_slots_ = nullptr;
 };
 
 // Fills refit_order (reachable nodes by depth, deepest first) and
@@ -277,26 +304,55 @@ void order_levels(Bvh& bvh, const int32* depths, int32 num_slots) {
     }
 }
 
-void build_top_down(Bvh& bvh, int constructor, int max_threads) {
+// With `groups` (one id per item), the items sorted by group id (stably)
+// into `order`, the distinct ids into group_ids and where each group's items
+// start into group_starts (num_groups + 1 entries).
+void sort_by_group(const int32* groups, int32 n, std::vector<int32>& order,
+                   int32* group_ids, std::vector<int32>& group_starts) {
+    order.resize(n);
+    for (int32 i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [groups](int32 a, int32 b) { return groups[a] < groups[b]; });
+    group_starts.clear();
+    for (int32 i = 0; i < n; ++i) {
+        if (i == 0 || groups[order[i]] != groups[order[i - 1]]) {
+            group_ids[group_starts.size()] = groups[order[i]];
+            group_starts.push_back(i);
+        }
+    }
+    group_starts.push_back(n);
+}
+
+void build_top_down(Bvh& bvh, int constructor, int max_threads, const int32* groups,
+                    int32* group_ids, int32* group_roots) {
     const int32 n = bvh.num_items;
     const int32 num_slots = 2 * n - 1;
     std::vector<PrimRef> refs(n);
+    std::vector<int32> order, group_starts, group_slots;
+    if (groups != nullptr) {
+        sort_by_group(groups, n, order, group_ids, group_starts);
+        group_slots.assign(group_starts.size() - 1, -1);
+    }
     Task root;
     root.start = 0;
     root.end = n;
     root.depth = 0;
     root.slot = 0;
     root.free = 1;
+    root.group_begin = 0;
+    root.group_end = groups != nullptr ? int32(group_starts.size()) - 1 : 0;
+    root.group_root = root.group_end == 1;
     root.bounds.reset();
     root.centres.reset();
     for (int32 i = 0; i < n; ++i) {
         PrimRef& r = refs[i];
+        const int32 item = groups != nullptr ? order[i] : i;
         for (int k = 0; k < 3; ++k) {
-            r.lower[k] = bvh.item_lowers[3 * (int64)i + k];
-            r.upper[k] = bvh.item_uppers[3 * (int64)i + k];
+            r.lower[k] = bvh.item_lowers[3 * (int64)item + k];
+            r.upper[k] = bvh.item_uppers[3 * (int64)item + k];
         }
         r.lower[3] = r.upper[3] = 0.0f;
-        r.index = i;
+        r.index = item;
         root.bounds.grow(r.lower, r.upper);
         grow_centre(root.centres, r);
     }
@@ -305,6 +361,7 @@ void build_top_down(Bvh& bvh, int constructor, int max_threads) {
     std::vector<int32> slot_depth(num_slots, -1);
     TopDownBuilder builder(refs.data(), slots.data(), slot_depth.data(), constructor,
                            bvh.leaf_size);
+    if (groups != nullptr) builder.set_groups(group_starts.data(), group_slots.data());
     const int threads = sim::chunk_count(n, max_threads, kMinParallelItems);
     if (threads <= 1) {
         builder.build(root, 0, nullptr);
@@ -346,6 +403,14 @@ void build_top_down(Bvh& bvh, int constructor, int max_threads) {
     for (int32 i = 0; i < n; ++i) bvh.primitive_indices[i] = refs[i].index;
     bvh.root = 1;
     order_levels(bvh, depths.data(), used);
+    if (groups != nullptr) {
+        bvh.num_groups = int32(group_slots.size());
+        for (int32 g = 0; g < bvh.num_groups; ++g) {
+            group_roots[g] = group_slots[g] >= 0 ? new_index[group_slots[g]] : -1;
+        }
+        bvh.group_ids = group_ids;
+        bvh.group_roots = group_roots;
+    }
 }
 
 // Stable LSD radix sort of (code, index) pairs by code (30-bit codes).
@@ -430,10 +495,15 @@ void build_lbvh(Bvh& bvh, int max_threads) {
 // nodes (2n slots of 32 bytes, best 64-byte aligned), primitive_indices (n),
 // refit_order (2n), level_offsets (SIM_BVH_LEVELS + 1); and fills the
 // descriptor at `bvh`. n == 0 makes an empty tree (queries yield nothing).
+//
+// Grouped trees: `groups` (one id per item, or null) and, for them, group_ids
+// and group_roots (n entries each: the distinct ids ascending, and their
+// subtrees' roots), with the SAH or median constructor only.
 SIM_EXPORT void sim_bvh_build_host(void* bvh_ptr, const float* lowers, const float* uppers, int n,
                                    int constructor, int leaf_size, void* nodes,
                                    int* primitive_indices, int* refit_order, int* level_offsets,
-                                   int max_threads) {
+                                   int max_threads, const int* groups, int* group_ids,
+                                   int* group_roots) {
     Bvh& bvh = *static_cast<Bvh*>(bvh_ptr);
     bvh.nodes = n > 0 ? static_cast<BvhNode*>(nodes) : nullptr;
     bvh.primitive_indices = primitive_indices;
@@ -444,7 +514,8 @@ SIM_EXPORT void sim_bvh_build_host(void* bvh_ptr, const float* lowers, const flo
     bvh.num_items = n;
     bvh.leaf_size = leaf_size < 1 ? 1 : leaf_size;
     bvh.constructor = constructor;
-    bvh.reserved = 0;
+    bvh.num_groups = 0;
+    bvh.group_ids = bvh.group_roots = nullptr;
     bvh.root = 0;
     bvh.num_nodes = bvh.num_leaves = bvh.max_depth = 0;
     for (int k = 0; k <= SIM_BVH_LEVELS; ++k) level_offsets[k] = 0;
@@ -452,7 +523,7 @@ SIM_EXPORT void sim_bvh_build_host(void* bvh_ptr, const float* lowers, const flo
     if (constructor == sim::BVH_LBVH) {
         build_lbvh(bvh, max_threads);
     } else {
-        build_top_down(bvh, constructor, max_threads);
+        build_top_down(bvh, constructor, max_threads, groups, group_ids, group_roots);
     }
 }
 

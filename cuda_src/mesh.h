@@ -41,6 +41,8 @@
 #define SIM_MESH_H
 
 #include "bvh.h"
+#include "geometry.h"
+#include "solid_angle.h"
 
 namespace sim {
 
@@ -55,9 +57,19 @@ struct Mesh {
     int32 num_points;
     int32 num_tris;
     Bvh bvh;
+    // The sum of the faces' edge lengths (Warp's average_edge_length times
+    // 3 num_tris): cleared by face 0's mesh_triangle_bounds, summed by
+    // mesh_add_vertex_normals (in face order on the host, as Warp sums it).
+    mutable float edge_length_sum;
+    int32 reserved;
+    // One per BVH node slot (Mesh(support_winding_number=True)), else null:
+    // the nodes' dipole expansions, recomputed after every build and refit.
+    SolidAngleProps* solid_angle_props;
+    // num_points x 3, the caller's (Mesh(velocities=...)), or null.
+    const float* velocities;
 };
 
-static_assert(sizeof(Mesh) == 144, "Mesh layout changed: update numba_sim");
+static_assert(sizeof(Mesh) == 184, "Mesh layout changed: update numba_sim");
 
 // The result of mesh_query_point / mesh_query_ray, as numba_sim reads it.
 struct MeshHit {
@@ -73,10 +85,6 @@ static_assert(sizeof(MeshHit) == 32, "MeshHit layout changed: update numba_sim")
 
 SIM_FUNC vec3f mesh_point(const Mesh& mesh, int32 i) {
     return load_vec3f(mesh.points + 3 * (int64)i);
-}
-
-SIM_FUNC vec3f cross(vec3f a, vec3f b) {
-    return make_vec3f(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
 }
 
 SIM_FUNC vec3f normalized(vec3f a) {
@@ -95,6 +103,7 @@ SIM_FUNC void mesh_face(const Mesh& mesh, int32 f, vec3f& a, vec3f& b, vec3f& c)
 // Per-face steps of builds and refits (host loops, one face per CUDA thread)
 
 SIM_FUNC void mesh_triangle_bounds(const Mesh& mesh, int32 f) {
+    if (f == 0) mesh.edge_length_sum = 0.0f;  // summed by the next step
     vec3f a, b, c;
     mesh_face(mesh, f, a, b, c);
     float* lower = mesh.tri_lowers + 3 * (int64)f;
@@ -132,6 +141,8 @@ SIM_FUNC void mesh_leaf_triangle(const Mesh& mesh, int32 i) {
 SIM_FUNC void mesh_add_vertex_normals(const Mesh& mesh, int32 f) {
     vec3f p[3];
     mesh_face(mesh, f, p[0], p[1], p[2]);
+    atomic_add_f(&mesh.edge_length_sum,
+                 length(sub(p[0], p[1])) + length(sub(p[0], p[2])) + length(sub(p[2], p[1])));
     const vec3f n = normalized(cross(sub(p[1], p[0]), sub(p[2], p[0])));
     if (n.x == 0.0f && n.y == 0.0f && n.z == 0.0f) return;  // zero area
     for (int k = 0; k < 3; ++k) {
@@ -252,12 +263,18 @@ SIM_FUNC float box_distance_sq(vec3f p, const float* lower, const float* upper) 
 // and is false when the query cannot reach the node at all; a node whose key
 // is not below `best`, which `leaf(node)` lowers as it finds closer triangles,
 // is skipped. The nearer child is entered at once, the other kept pending.
+//
+// `root` starts the traversal at that node (a group's subtree root) instead
+// of the tree's root (root < 0); a root past the node slots visits nothing.
 template <class Key, class Leaf>
-SIM_FUNC void visit_nearest_first(const Bvh& bvh, const float& best, Key key, Leaf leaf) {
+SIM_FUNC void visit_nearest_first(const Bvh& bvh, const float& best, Key key, Leaf leaf,
+                                  int32 root = -1) {
     const BvhNode* nodes = bvh.nodes;
     NodeStack pending;
     float k;
-    int32 index = key(nodes[bvh.root], k) && k < best ? bvh.root : -1;
+    const int32 start = root < 0 ? bvh.root : root;
+    if (start >= 2 * (int64)bvh.num_items) return;
+    int32 index = key(nodes[start], k) && k < best ? start : -1;
     while (index >= 0 || (index = pending.pop_below(best)) >= 0) {
         const BvhNode& node = nodes[index];
         if (bvh_is_leaf(node)) {
@@ -332,6 +349,345 @@ SIM_FUNC bool mesh_query_point(const Mesh* mesh_ptr, vec3f p, float max_dist, Me
 }
 
 // ---------------------------------------------------------------------------
+// Warp's variants of the closest point: mesh_query_point_no_sign,
+// mesh_query_furthest_point_no_sign, mesh_query_point_sign_normal. Each
+// triangle is handled as Warp handles it (warp/native/mesh.h), operation for
+// operation: slivers (|n| / sum of squared edge lengths < 1e-6) are skipped,
+// the point comes from closest_point_to_triangle (geometry.h) and is
+// evaluated as u a + v b + w c. Only the order of the traversal is this BVH's
+// (it decides between exactly equally distant faces).
+
+// Warp's normalize (a division by the length; zero for a zero vector).
+SIM_FUNC vec3f warp_normalize(vec3f a) {
+    const float l = sqrt_f(a.x * a.x + a.y * a.y + a.z * a.z);
+    return l > 0.0f ? make_vec3f(a.x / l, a.y / l, a.z / l) : make_vec3f(0.0f, 0.0f, 0.0f);
+}
+
+SIM_FUNC vec3f barycentric_point(vec3f a, vec3f b, vec3f c, float u, float v, float w) {
+    return add(add(mul(a, u), mul(b, v)), mul(c, w));
+}
+
+// Whether Warp skips the triangle abc as a sliver (its normal n comes back).
+SIM_FUNC bool warp_sliver(vec3f a, vec3f b, vec3f c, vec3f& n) {
+    const vec3f e0 = sub(b, a), e1 = sub(c, a), e2 = sub(c, b);
+    n = cross(e0, e1);
+    return length(n) / (dot(e0, e0) + dot(e1, e1) + dot(e2, e2)) < 1.e-6f;
+}
+
+SIM_FUNC void clear_hit(MeshHit& hit) {
+    hit.face = -1;
+    hit.t = hit.u = hit.v = 0.0f;
+    hit.sign = 0.0f;
+    hit.normal[0] = hit.normal[1] = hit.normal[2] = 0.0f;
+}
+
+SIM_FUNC bool mesh_queryable(const Mesh* mesh) {
+    return mesh != nullptr && mesh->num_tris > 0 && mesh->bvh.nodes != nullptr;
+}
+
+// The closest point nearer than max_dist, without a sign (sign 0).
+SIM_FUNC bool mesh_query_point_no_sign(const Mesh* mesh_ptr, vec3f p, float max_dist,
+                                       MeshHit& hit) {
+    clear_hit(hit);
+    if (!mesh_queryable(mesh_ptr)) return false;
+    const Mesh& mesh = *mesh_ptr;
+    float best = max_dist * max_dist;
+    int32 best_face = -1;
+    float best_v = 0.0f, best_w = 0.0f;
+    const auto box_distance = [&](const BvhNode& node, float& key) {
+        key = box_distance_sq(p, node.lower, node.upper);
+        return true;
+    };
+    visit_nearest_first(mesh.bvh, best, box_distance, [&](const BvhNode& leaf) {
+        for (int32 i = bvh_leaf_begin(leaf); i < leaf.right; ++i) {
+            const float* corners = mesh.leaf_points + 9 * (int64)i;
+            const vec3f a = load_vec3f(corners), b = load_vec3f(corners + 3);
+            const vec3f c = load_vec3f(corners + 6);
+            vec3f n;
+            if (warp_sliver(a, b, c, n)) continue;
+            float u, v;
+            closest_point_to_triangle(a, b, c, p, u, v);
+            const float w = 1.f - u - v;
+            const vec3f d = sub(barycentric_point(a, b, c, u, v, w), p);
+            const float dist_sq = dot(d, d);
+            if (dist_sq < best) {
+                best = dist_sq;
+                best_v = v;
+                best_w = w;
+                best_face = mesh.bvh.primitive_indices[i];
+            }
+        }
+    });
+    if (best_face < 0) return false;
+    hit.face = best_face;
+    hit.u = 1.0f - best_v - best_w;
+    hit.v = best_v;
+    return true;
+}
+
+// The largest squared distance from p to a point of the box (Warp's
+// furthest_distance_to_aabb_sq).
+SIM_FUNC float box_furthest_distance_sq(vec3f p, const float* lower, const float* upper) {
+    const float q[3] = {p.x, p.y, p.z};
+    float sum = 0.0f;
+    for (int k = 0; k < 3; ++k) {
+        const float dl = abs_f(q[k] - lower[k]), du = abs_f(q[k] - upper[k]);
+        const float d = dl > du ? dl : du;
+        sum = k == 0 ? d * d : sum + d * d;
+    }
+    return sum;
+}
+
+// The point of the mesh farthest from p, if farther than min_dist (sign 0).
+// Farthest first: the keys are the negated largest squared distances.
+SIM_FUNC bool mesh_query_furthest_point_no_sign(const Mesh* mesh_ptr, vec3f p, float min_dist,
+                                                MeshHit& hit) {
+    clear_hit(hit);
+    if (!mesh_queryable(mesh_ptr)) return false;
+    const Mesh& mesh = *mesh_ptr;
+    float best = -(min_dist * min_dist);  // the negated squared distance to beat
+    int32 best_face = -1;
+    float best_v = 0.0f, best_w = 0.0f;
+    const auto box_distance = [&](const BvhNode& node, float& key) {
+        key = -box_furthest_distance_sq(p, node.lower, node.upper);
+        return true;
+    };
+    visit_nearest_first(mesh.bvh, best, box_distance, [&](const BvhNode& leaf) {
+        for (int32 i = bvh_leaf_begin(leaf); i < leaf.right; ++i) {
+            const float* corners = mesh.leaf_points + 9 * (int64)i;
+            const vec3f a = load_vec3f(corners), b = load_vec3f(corners + 3);
+            const vec3f c = load_vec3f(corners + 6);
+            vec3f n;
+            if (warp_sliver(a, b, c, n)) continue;
+            float u, v;
+            furthest_point_to_triangle(a, b, c, p, u, v);
+            const float w = 1.f - u - v;
+            const vec3f d = sub(barycentric_point(a, b, c, u, v, w), p);
+            const float dist_sq = dot(d, d);
+            if (-dist_sq < best) {
+                best = -dist_sq;
+                best_v = v;
+                best_w = w;
+                best_face = mesh.bvh.primitive_indices[i];
+            }
+        }
+    });
+    if (best_face < 0) return false;
+    hit.face = best_face;
+    hit.u = 1.0f - best_v - best_w;
+    hit.v = best_v;
+    return true;
+}
+
+// The closest point nearer than max_dist, signed by Warp's angle-weighted
+// pseudo-normal with a tolerance: faces within epsilon times the mean edge
+// length of the closest distance count as equally close, their normals
+// weighted by the angle of the feature the point lies on (a vertex: the
+// face's angle there; an edge: pi; the interior: 2 pi). sign -1 inside.
+SIM_FUNC bool mesh_query_point_sign_normal(const Mesh* mesh_ptr, vec3f p, float max_dist,
+                                           float epsilon, MeshHit& hit) {
+    clear_hit(hit);
+    if (!mesh_queryable(mesh_ptr)) return false;
+    const Mesh& mesh = *mesh_ptr;
+    const float average_edge_length = mesh.edge_length_sum / (float)(mesh.num_tris * 3);
+    const float eps = average_edge_length * epsilon;
+    const float eps_sq = eps * eps;
+    float min_dist = max_dist;
+    float bound = (min_dist + eps) * (min_dist + eps);  // squared reach of the search
+    int32 min_face = -1;
+    float min_v = 0.0f, min_w = 0.0f;
+    vec3f normal_sum = make_vec3f(0.0f, 0.0f, 0.0f);
+    const auto box_distance = [&](const BvhNode& node, float& key) {
+        key = box_distance_sq(p, node.lower, node.upper);
+        return true;
+    };
+    visit_nearest_first(mesh.bvh, bound, box_distance, [&](const BvhNode& leaf) {
+        for (int32 i = bvh_leaf_begin(leaf); i < leaf.right; ++i) {
+            const float* corners = mesh.leaf_points + 9 * (int64)i;
+            const vec3f a = load_vec3f(corners), b = load_vec3f(corners + 3);
+            const vec3f c = load_vec3f(corners + 6);
+            const vec3f e0 = sub(b, a), e1 = sub(c, a), e2 = sub(c, b);
+            const vec3f normal = cross(e0, e1);
+            const float e0_sq = dot(e0, e0), e1_sq = dot(e1, e1), e2_sq = dot(e2, e2);
+            if (length(normal) / (e0_sq + e1_sq + e2_sq) < 1.e-6f) continue;
+            float u, v;
+            closest_point_to_triangle(a, b, c, p, u, v);
+            const float w = 1.f - u - v;
+            const vec3f q = barycentric_point(a, b, c, u, v, w);
+            const vec3f d = sub(q, p);
+            const float dist = sqrt_f(dot(d, d));
+            if (!(dist < min_dist + eps)) continue;
+            const vec3f cp = sub(q, a), cq = sub(q, b), cr = sub(q, c);
+            const float cp_sq = dot(cp, cp), cq_sq = dot(cq, cq), cr_sq = dot(cr, cr);
+            float weight;
+            if (cp_sq < eps_sq) {
+                weight = acos_f(dot(warp_normalize(e0), warp_normalize(e1)));
+            } else if (cq_sq < eps_sq) {
+                weight = acos_f(dot(warp_normalize(e2), warp_normalize(mul(e0, -1.0f))));
+            } else if (cr_sq < eps_sq) {
+                weight = acos_f(dot(warp_normalize(mul(e1, -1.0f)), warp_normalize(mul(e2, -1.0f))));
+            } else {
+                const float e0cp = dot(e0, cp), e2cq = dot(e2, cq), e1cp = dot(e1, cp);
+                if ((cp_sq * e0_sq - e0cp * e0cp < eps_sq * e0_sq) ||
+                    (cq_sq * e2_sq - e2cq * e2cq < eps_sq * e2_sq) ||
+                    (cp_sq * e1_sq - e1cp * e1cp < eps_sq * e1_sq)) {
+                    weight = 3.14159265359f;  // on an edge
+                } else {
+                    weight = 2.0f * 3.14159265359f;
+                }
+            }
+            const vec3f n = warp_normalize(normal);
+            const vec3f weighted = make_vec3f(weight * n.x, weight * n.y, weight * n.z);
+            if (dist > min_dist - eps) {  // as close as the closest: accumulate
+                normal_sum = add(normal_sum, weighted);
+                if (dist < min_dist) {
+                    min_dist = dist;
+                    min_v = v;
+                    min_w = w;
+                    min_face = mesh.bvh.primitive_indices[i];
+                }
+            } else {  // closer
+                min_dist = dist;
+                min_v = v;
+                min_w = w;
+                min_face = mesh.bvh.primitive_indices[i];
+                normal_sum = weighted;
+            }
+            bound = (min_dist + eps) * (min_dist + eps);
+        }
+    });
+    if (!(min_dist < max_dist) || min_face < 0) return false;
+    hit.face = min_face;
+    hit.u = 1.0f - min_v - min_w;
+    hit.v = min_v;
+    const int32* corners = mesh.indices + 3 * (int64)min_face;
+    const vec3f a = mesh_point(mesh, corners[0]), b = mesh_point(mesh, corners[1]);
+    const vec3f c = mesh_point(mesh, corners[2]);
+    const vec3f closest = barycentric_point(a, b, c, hit.u, hit.v, min_w);
+    hit.sign = dot(normal_sum, sub(p, closest)) > 0.0f ? 1.0f : -1.0f;
+    return true;
+}
+
+// ---------------------------------------------------------------------------
+// Winding number (Mesh(support_winding_number=True)): the solid-angle
+// expansions of the BVH's nodes, built bottom up after every build and refit
+// (a leaf combines its triangles in order, an inner node its children, as
+// Warp does), and Warp's traversal, which sums exact solid angles of the
+// triangles of leaves near p and the expansions of inner nodes far from it.
+
+SIM_FUNC void mesh_solid_angle_node(const Mesh& mesh, int32 index) {
+    const BvhNode& node = mesh.bvh.nodes[index];
+    SolidAngleProps* props = mesh.solid_angle_props;
+    SolidAngleProps combined;
+    if (bvh_is_leaf(node)) {
+        for (int32 i = bvh_leaf_begin(node); i < node.right; ++i) {
+            const float* corners = mesh.leaf_points + 9 * (int64)i;
+            const vec3f a = load_vec3f(corners), b = load_vec3f(corners + 3);
+            const vec3f c = load_vec3f(corners + 6);
+            if (i == bvh_leaf_begin(node)) {
+                triangle_solid_angle_props(a, b, c, props[index]);
+            } else {
+                SolidAngleProps triangle;
+                triangle_solid_angle_props(a, b, c, triangle);
+                combine_solid_angle_props(combined, &props[index], &triangle);
+                props[index] = combined;
+            }
+        }
+        return;
+    }
+    combine_solid_angle_props(combined, &props[node.left], &props[node.right]);
+    props[index] = combined;
+}
+
+// (the CUDA build: the nodes of refit level k, one per call)
+SIM_FUNC void mesh_solid_angle_level_node(const Mesh& mesh, int32 k, int32 i) {
+    const int32 position = mesh.bvh.level_offsets[k] + i;
+    if (mesh.solid_angle_props != nullptr && position < mesh.bvh.level_offsets[k + 1]) {
+        mesh_solid_angle_node(mesh, mesh.bvh.refit_order[position]);
+    }
+}
+
+// The total solid angle of the mesh seen from p (Warp's solid_angle_iterative).
+SIM_FUNC float mesh_solid_angle(const Mesh& mesh, vec3f p, float accuracy_sq) {
+    int32 stack[SIM_BVH_STACK_SIZE + 1];
+    int32 at_child[SIM_BVH_STACK_SIZE + 1];  // 0: left next, 1: right next, 2: done
+    float angle[SIM_BVH_STACK_SIZE + 1];
+    stack[0] = mesh.bvh.root;
+    at_child[0] = 0;
+    angle[0] = 0.0f;
+    int32 count = 1;
+    while (count) {
+        const int32 index = stack[count - 1];
+        const BvhNode& node = mesh.bvh.nodes[index];
+        if (bvh_is_leaf(node)) {
+            angle[count - 1] = 0.f;
+            for (int32 i = bvh_leaf_begin(node); i < node.right; ++i) {
+                const float* corners = mesh.leaf_points + 9 * (int64)i;
+                angle[count - 1] += robust_solid_angle(load_vec3f(corners), load_vec3f(corners + 3),
+                                                       load_vec3f(corners + 6), p);
+            }
+            count--;
+        } else if (at_child[count - 1] == 0) {
+            if (evaluate_node_solid_angle(p, mesh.solid_angle_props[index], angle[count - 1],
+                                          accuracy_sq)) {
+                stack[count] = node.left;
+                at_child[count - 1] = 1;
+                angle[count] = 0.0f;
+                at_child[count] = 0;
+                count++;
+            } else {
+                count--;
+            }
+        } else if (at_child[count - 1] == 1) {
+            angle[count - 1] += angle[count];
+            stack[count] = node.right;
+            at_child[count - 1] = 2;
+            angle[count] = 0.0f;
+            at_child[count] = 0;
+            count++;
+        } else {
+            angle[count - 1] += angle[count];
+            count--;
+        }
+    }
+    return angle[0];
+}
+
+SIM_FUNC float mesh_winding_number(const Mesh& mesh, vec3f p, float accuracy) {
+    return mesh_solid_angle(mesh, p, accuracy * accuracy) * 0.07957747154f;  // / (4 pi)
+}
+
+SIM_FUNC bool mesh_query_ray(const Mesh* mesh_ptr, vec3f start, vec3f dir, float max_t,
+                             MeshHit& hit, int32 root = -1);
+
+// Warp's inside test without a winding number: of three rays along +x, +y and
+// +z, at least two whose closest hit is a back face (-1, inside) or not (+1).
+SIM_FUNC float mesh_inside_by_rays(const Mesh* mesh, vec3f p) {
+    int votes = 0;
+    for (int i = 0; i < 3; ++i) {
+        MeshHit hit;
+        const vec3f dir = make_vec3f(float(i == 0), float(i == 1), float(i == 2));
+        if (mesh_query_ray(mesh, p, dir, inf_f(), hit) && hit.sign < 0.0f) ++votes;
+    }
+    return votes >= 2 ? -1.0f : 1.0f;
+}
+
+// The closest point (as mesh_query_point_no_sign), signed by the winding
+// number (-1 when above `threshold`); without expansions (the mesh was made
+// without support_winding_number), by Warp's fallback, three rays.
+SIM_FUNC bool mesh_query_point_sign_winding_number(const Mesh* mesh_ptr, vec3f p, float max_dist,
+                                                   float accuracy, float threshold,
+                                                   MeshHit& hit) {
+    if (!mesh_query_point_no_sign(mesh_ptr, p, max_dist, hit)) return false;
+    if (mesh_ptr->solid_angle_props == nullptr) {
+        hit.sign = mesh_inside_by_rays(mesh_ptr, p);
+    } else {
+        hit.sign = mesh_winding_number(*mesh_ptr, p, accuracy) > threshold ? -1.0f : 1.0f;
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------------------
 // Ray
 
 // a * b - c * d with one rounding (nearly): Kahan's product difference with
@@ -395,7 +751,8 @@ SIM_FUNC bool watertight_hit(const WatertightRay& r, const float* a, const float
     if ((U < 0.0f || V < 0.0f || W < 0.0f) && (U > 0.0f || V > 0.0f || W > 0.0f)) return false;
     det = U + V + W;
     if (det == 0.0f) return false;
-    const float T = r.sz * (U * az + V * bz + W * cz);
+    // (Warp's roundings: each z scaled first)
+    const float T = U * (r.sz * az) + V * (r.sz * bz) + W * (r.sz * cz);
     const float inv_det = 1.0f / det;
     t = T * inv_det;
     u = U * inv_det;
@@ -404,9 +761,10 @@ SIM_FUNC bool watertight_hit(const WatertightRay& r, const float* a, const float
 }
 
 // The closest hit of the ray start + t * dir with 0 <= t < max_t: its t,
-// face, barycentric u, v, sign and unit face normal.
+// face, barycentric u, v, sign and unit face normal; from BVH node `root`
+// (a group's root, mesh_get_group_root) when root >= 0.
 SIM_FUNC bool mesh_query_ray(const Mesh* mesh_ptr, vec3f start, vec3f dir, float max_t,
-                             MeshHit& hit) {
+                             MeshHit& hit, int32 root) {
     hit.face = -1;
     hit.t = hit.u = hit.v = 0.0f;
     hit.sign = 0.0f;
@@ -443,11 +801,11 @@ SIM_FUNC bool mesh_query_ray(const Mesh* mesh_ptr, vec3f start, vec3f dir, float
                 best_det = det;
             }
         }
-    });
+    }, root);
     if (best < 0) return false;
     const float* corners = mesh.leaf_points + 9 * (int64)best;
     const vec3f a = load_vec3f(corners), b = load_vec3f(corners + 3), c = load_vec3f(corners + 6);
-    store_vec3f(hit.normal, normalized(cross(sub(b, a), sub(c, a))));
+    store_vec3f(hit.normal, warp_normalize(cross(sub(b, a), sub(c, a))));
     hit.t = best_t;
     hit.u = best_u;
     hit.v = best_v;
@@ -462,6 +820,20 @@ SIM_FUNC vec3f mesh_eval_position(const Mesh* mesh, int32 f, float u, float v) {
     if (mesh == nullptr || f < 0 || f >= mesh->num_tris) return make_vec3f(0.0f, 0.0f, 0.0f);
     vec3f a, b, c;
     mesh_face(*mesh, f, a, b, c);
+    return add(add(mul(a, u), mul(b, v)), mul(c, 1.0f - u - v));
+}
+
+// The velocity u * v0 + v * v1 + (1 - u - v) * v2 of face f's vertices
+// (Warp's mesh_eval_velocity); zeros for a face outside the mesh or a mesh
+// without velocities.
+SIM_FUNC vec3f mesh_eval_velocity(const Mesh* mesh, int32 f, float u, float v) {
+    if (mesh == nullptr || mesh->velocities == nullptr || f < 0 || f >= mesh->num_tris) {
+        return make_vec3f(0.0f, 0.0f, 0.0f);
+    }
+    const int32* corners = mesh->indices + 3 * (int64)f;
+    const vec3f a = load_vec3f(mesh->velocities + 3 * (int64)corners[0]);
+    const vec3f b = load_vec3f(mesh->velocities + 3 * (int64)corners[1]);
+    const vec3f c = load_vec3f(mesh->velocities + 3 * (int64)corners[2]);
     return add(add(mul(a, u), mul(b, v)), mul(c, 1.0f - u - v));
 }
 

@@ -9,13 +9,19 @@
 
 #include "mesh.h"
 
-// sizeof(Mesh), sizeof(MeshHit), offsetof(Mesh, bvh).
+// sizeof(Mesh), sizeof(MeshHit), offsetof(Mesh, bvh), offsetof(Mesh,
+// edge_length_sum), offsetof(Mesh, solid_angle_props), sizeof(SolidAngleProps),
+// offsetof(Mesh, velocities).
 SIM_EXPORT void sim_mesh_layout(int* sizes) {
     sizes[0] = (int)sizeof(sim::Mesh);
     sizes[1] = (int)sizeof(sim::MeshHit);
-    const sim::Mesh probe{};  // an offset measured on an object: needs no offsetof
-    sizes[2] = (int)(reinterpret_cast<const char*>(&probe.bvh) -
-                     reinterpret_cast<const char*>(&probe));
+    const sim::Mesh probe{};  // offsets measured on an object: need no offsetof
+    const char* base = reinterpret_cast<const char*>(&probe);
+    sizes[2] = (int)(reinterpret_cast<const char*>(&probe.bvh) - base);
+    sizes[3] = (int)(reinterpret_cast<const char*>(&probe.edge_length_sum) - base);
+    sizes[4] = (int)(reinterpret_cast<const char*>(&probe.solid_angle_props) - base);
+    sizes[5] = (int)sizeof(sim::SolidAngleProps);
+    sizes[6] = (int)(reinterpret_cast<const char*>(&probe.velocities) - base);
 }
 
 // Fills a descriptor's mesh part (its BVH is filled by the BVH build).
@@ -48,21 +54,72 @@ SIM_EXPORT SIM_HOT int sim_mesh_query_point(const void* mesh, const float* point
                                  max_dist, *static_cast<sim::MeshHit*>(hit));
 }
 
+// Warp's variants of the point query (see mesh.h); *hit (sign, face, u, v)
+// when one is found.
+SIM_EXPORT SIM_HOT int sim_mesh_query_point_no_sign(const void* mesh, const float* point,
+                                                    float max_dist, void* hit) {
+    return sim::mesh_query_point_no_sign(static_cast<const sim::Mesh*>(mesh),
+                                         sim::load_vec3f(point), max_dist,
+                                         *static_cast<sim::MeshHit*>(hit));
+}
+
+SIM_EXPORT SIM_HOT int sim_mesh_query_furthest_point_no_sign(const void* mesh, const float* point,
+                                                             float min_dist, void* hit) {
+    return sim::mesh_query_furthest_point_no_sign(static_cast<const sim::Mesh*>(mesh),
+                                                  sim::load_vec3f(point), min_dist,
+                                                  *static_cast<sim::MeshHit*>(hit));
+}
+
+SIM_EXPORT SIM_HOT int sim_mesh_query_point_sign_normal(const void* mesh, const float* point,
+                                                        float max_dist, float epsilon,
+                                                        void* hit) {
+    return sim::mesh_query_point_sign_normal(static_cast<const sim::Mesh*>(mesh),
+                                             sim::load_vec3f(point), max_dist, epsilon,
+                                             *static_cast<sim::MeshHit*>(hit));
+}
+
+SIM_EXPORT SIM_HOT int sim_mesh_query_point_sign_winding_number(const void* mesh,
+                                                                const float* point,
+                                                                float max_dist, float accuracy,
+                                                                float threshold, void* hit) {
+    return sim::mesh_query_point_sign_winding_number(
+        static_cast<const sim::Mesh*>(mesh), sim::load_vec3f(point), max_dist, accuracy,
+        threshold, *static_cast<sim::MeshHit*>(hit));
+}
+
+// The winding number of the mesh at point (its expansions must exist).
+SIM_EXPORT float sim_mesh_winding_number(const void* mesh, const float* point, float accuracy) {
+    return sim::mesh_winding_number(*static_cast<const sim::Mesh*>(mesh), sim::load_vec3f(point),
+                                    accuracy);
+}
+
 // Whether the ray hits the mesh at some 0 <= t < max_t; *hit (t, u, v, sign,
 // normal, face) of the closest hit when it does.
 SIM_EXPORT SIM_HOT int sim_mesh_query_ray(const void* mesh, const float* start, const float* dir,
-                                  float max_t, void* hit) {
+                                          float max_t, void* hit, int root) {
     return sim::mesh_query_ray(static_cast<const sim::Mesh*>(mesh), sim::load_vec3f(start),
-                               sim::load_vec3f(dir), max_t, *static_cast<sim::MeshHit*>(hit));
+                               sim::load_vec3f(dir), max_t, *static_cast<sim::MeshHit*>(hit),
+                               root);
+}
+
+// The root of a triangle group's subtree in the mesh's BVH, or -1 (Warp's
+// mesh_get_group_root; see bvh_group_root).
+SIM_EXPORT int sim_mesh_get_group_root(const void* mesh, int group) {
+    const sim::Mesh* m = static_cast<const sim::Mesh*>(mesh);
+    return sim::bvh_group_root(m == nullptr ? nullptr : &m->bvh, group);
 }
 
 // Starts an AABB query of the triangles' boxes (continued by sim_bvh_query_aabb_next).
 SIM_EXPORT void sim_mesh_query_aabb_begin(void* query, const void* mesh, const float* lower,
-                                          const float* upper) {
+                                          const float* upper, int root) {
     const sim::Mesh* m = static_cast<const sim::Mesh*>(mesh);
     sim::bvh_query_aabb_begin(*static_cast<sim::BvhQuery*>(query),
                               m == nullptr ? nullptr : &m->bvh, sim::load_vec3f(lower),
-                              sim::load_vec3f(upper));
+                              sim::load_vec3f(upper), root);
+}
+
+SIM_EXPORT void sim_mesh_eval_velocity(const void* mesh, int face, float u, float v, float* out) {
+    sim::store_vec3f(out, sim::mesh_eval_velocity(static_cast<const sim::Mesh*>(mesh), face, u, v));
 }
 
 SIM_EXPORT void sim_mesh_eval_position(const void* mesh, int face, float u, float v, float* out) {
@@ -78,6 +135,11 @@ SIM_EXPORT void sim_mesh_triangle_bounds(const void* mesh, int face) {
 
 SIM_EXPORT void sim_mesh_add_vertex_normals(const void* mesh, int face) {
     sim::mesh_add_vertex_normals(*static_cast<const sim::Mesh*>(mesh), face);
+}
+
+// (after the leaf triangles, one node of refit level k per call)
+SIM_EXPORT void sim_mesh_solid_angle_level_node(const void* mesh, int k, int i) {
+    sim::mesh_solid_angle_level_node(*static_cast<const sim::Mesh*>(mesh), k, i);
 }
 
 // (after the BVH's build or refit, one BVH position per call)

@@ -15,7 +15,8 @@ using sim::int64;
 SIM_EXPORT void sim_bvh_build_host(void* bvh_ptr, const float* lowers, const float* uppers, int n,
                                    int constructor, int leaf_size, void* nodes,
                                    int* primitive_indices, int* refit_order, int* level_offsets,
-                                   int max_threads);
+                                   int max_threads, const int* groups, int* group_ids,
+                                   int* group_roots);
 SIM_EXPORT void sim_bvh_refit_host(void* bvh_ptr);
 
 namespace {
@@ -43,6 +44,14 @@ void leaf_triangles(const sim::Mesh& mesh, int max_threads) {
 void vertex_normals(const sim::Mesh& mesh) {
     std::fill(mesh.vertex_normals, mesh.vertex_normals + 3 * (int64)mesh.num_points, 0.0f);
     for (int32 f = 0; f < mesh.num_tris; ++f) sim::mesh_add_vertex_normals(mesh, f);
+}
+
+// The nodes' solid-angle expansions, deepest first (with support_winding_number).
+void solid_angle_props(const sim::Mesh& mesh) {
+    if (mesh.solid_angle_props == nullptr) return;
+    for (int32 i = 0; i < mesh.bvh.num_nodes; ++i) {
+        sim::mesh_solid_angle_node(mesh, mesh.bvh.refit_order[i]);
+    }
 }
 
 }  // namespace
@@ -88,27 +97,32 @@ SIM_EXPORT void sim_mesh_edge_faces(const int* indices, int num_tris, int num_po
 // Builds the mesh whose descriptor was filled by sim_mesh_set (its points,
 // indices and buffers): the triangles' boxes, the edge adjacency (into
 // edge_faces, the descriptor's), the vertex normals, the BVH over the boxes
-// into the BVH buffers (as sim_bvh_build_host) and the leaf-ordered points, on
-// up to max_threads threads.
+// into the BVH buffers (as sim_bvh_build_host), the leaf-ordered points and
+// (with support_winding_number) the solid-angle expansions, on up to
+// max_threads threads. `groups` (one per triangle, or null) makes a grouped
+// BVH (as sim_bvh_build_host).
 SIM_EXPORT void sim_mesh_build_host(void* mesh_ptr, int* edge_faces, int constructor,
                                     int leaf_size, void* nodes, int* primitive_indices,
-                                    int* refit_order, int* level_offsets, int max_threads) {
+                                    int* refit_order, int* level_offsets, int max_threads,
+                                    const int* groups, int* group_ids, int* group_roots) {
     sim::Mesh& mesh = *static_cast<sim::Mesh*>(mesh_ptr);
     triangle_bounds(mesh, max_threads);
     sim_mesh_edge_faces(mesh.indices, mesh.num_tris, mesh.num_points, edge_faces);
     vertex_normals(mesh);
     sim_bvh_build_host(&mesh.bvh, mesh.tri_lowers, mesh.tri_uppers, mesh.num_tris, constructor,
                        leaf_size, nodes, primitive_indices, refit_order, level_offsets,
-                       max_threads);
+                       max_threads, groups, group_ids, group_roots);
     leaf_triangles(mesh, max_threads);
+    solid_angle_props(mesh);
 }
 
-// After the points moved: the triangles' boxes, the vertex normals, the BVH and
-// the leaf-ordered copy of the points.
+// After the points moved: the triangles' boxes, the vertex normals, the BVH,
+// the leaf-ordered copy of the points and the solid-angle expansions.
 SIM_EXPORT void sim_mesh_refit_host(void* mesh_ptr, int max_threads) {
     sim::Mesh& mesh = *static_cast<sim::Mesh*>(mesh_ptr);
     triangle_bounds(mesh, max_threads);
     vertex_normals(mesh);
     sim_bvh_refit_host(&mesh.bvh);
     leaf_triangles(mesh, max_threads);
+    solid_angle_props(mesh);
 }

@@ -50,6 +50,19 @@
 #define SIM_ASSERT_OFFSET(type, field, offset, message) static_assert(true, message)
 #endif
 
+// No contraction of a * b + c into fused multiply-adds in host code (GCC
+// contracts by default wherever the target has FMA, as the x86-64-v3 clones
+// below do): the host library computes what Warp's CPU code computes, in the
+// same roundings. Explicit fmaf calls are kept. (NVRTC contracts on the
+// device, as Warp's CUDA code does.)
+#if !defined(SIM_DEVICE_COMPILE)
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+#endif
+
 namespace sim {
 
 typedef signed char int8;
@@ -86,11 +99,13 @@ SIM_FUNC float clamp_f(float x, float lo, float hi) { return min_f(max_f(x, lo),
 SIM_FUNC int32 clz_u32(uint32 x) { return __clz((int)x); }
 SIM_FUNC float inf_f() { return __int_as_float(0x7f800000); }
 SIM_FUNC float acos_f(float x) { return acosf(x); }
+SIM_FUNC float atan2_f(float y, float x) { return atan2f(y, x); }
 SIM_FUNC void atomic_add_f(float* p, float v) { atomicAdd(p, v); }
 #else
 SIM_FUNC int32 clz_u32(uint32 x) { return x == 0 ? 32 : __builtin_clz(x); }
 SIM_FUNC float inf_f() { return __builtin_huge_valf(); }
 SIM_FUNC float acos_f(float x) { return __builtin_acosf(x); }
+SIM_FUNC float atan2_f(float y, float x) { return __builtin_atan2f(y, x); }
 SIM_FUNC void atomic_add_f(float* p, float v) { *p += v; }
 #endif
 

@@ -29,6 +29,9 @@ SIM_FUNC vec3f sub(vec3f a, vec3f b) { return make_vec3f(a.x - b.x, a.y - b.y, a
 SIM_FUNC vec3f mul(vec3f a, float s) { return make_vec3f(a.x * s, a.y * s, a.z * s); }
 SIM_FUNC float dot(vec3f a, vec3f b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
 SIM_FUNC float length(vec3f a) { return sqrt_f(dot(a, a)); }
+SIM_FUNC vec3f cross(vec3f a, vec3f b) {
+    return make_vec3f(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
+}
 
 // Component-wise clamp of v into [lo, hi].
 SIM_FUNC vec3f clamp(vec3f v, vec3f lo, vec3f hi) {

@@ -15,10 +15,16 @@ from numba_sim import config  # noqa: E402
 from numba_sim.arrays import (  # noqa: E402
     array, empty, from_numpy, full, ones, to_numpy, view, zeros, zeros_like,
 )
+from numba_sim.arrays import array1d, array2d, array3d, array4d  # noqa: E402
+from numba_sim.host_compat import (  # noqa: E402
+    Device, ScopedDevice, ScopedTimer, constant, get_device,
+)
 from numba_sim.builtins import *  # noqa: E402,F401,F403
 from numba_sim.cuda_args import cuda_args  # noqa: E402
-from numba_sim.cuda_runtime import capture  # noqa: E402
-from numba_sim.kernel import func, kernel  # noqa: E402
+from numba_sim.launch_capture import (  # noqa: E402
+    ScopedCapture, capture, capture_begin, capture_end, capture_launch,
+)
+from numba_sim.kernel import func, kernel, overload  # noqa: E402
 from numba_sim.launcher import launch, synchronize  # noqa: E402
 from numba_sim.scalars import *  # noqa: E402,F401,F403
 from numba_sim.spatial import *  # noqa: E402,F401,F403
@@ -35,7 +41,12 @@ __all__ = sorted(
     list(_VALUE_CLASSES) + list(_builtins.__all__) + list(_scalars.__all__)
     + list(_spatial.__all__) + [
         "array", "capture", "config", "cuda_args", "empty", "from_numpy", "full", "func",
-        "kernel", "launch", "ones", "struct", "synchronize", "tid", "to_numpy", "view",
+        "kernel", "launch", "overload", "ones", "struct", "synchronize", "tid", "to_numpy", "view",
         "zeros", "zeros_like",
+    ] + [
+        "ScopedCapture", "capture_begin", "capture_end", "capture_launch",
+    ] + [
+        "Device", "ScopedDevice", "ScopedTimer", "array1d", "array2d", "array3d", "array4d",
+        "constant", "get_device",
     ]
 )

@@ -30,6 +30,31 @@ def check_numba_cuda():
         )
 
 
+def preload_tbb():
+    """Make pip's TBB loadable by Numba; returns the path loaded, or None.
+
+    The ``tbb`` wheel puts ``libtbb.so.12`` in ``<prefix>/lib``, which the dynamic loader
+    does not search outside conda, and Numba's ``tbbpool`` asks for it by name only: in a
+    virtual environment the TBB layer then fails to load.  Loading the library by its path
+    first (with RTLD_GLOBAL) lets the loader find it by name afterwards.
+    """
+    import ctypes
+    import site
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    for prefix in (sys.prefix, site.getuserbase(), sys.base_prefix):
+        path = os.path.join(prefix, "lib", "libtbb.so.12")
+        if os.path.exists(path):
+            try:
+                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            except OSError:
+                continue
+            return path
+    return None
+
+
 def thread_safe_layers():
     """Names of Numba's thread-safe threading layers that can load here."""
     available = []
@@ -47,10 +72,16 @@ def check_threading_layer():
 
     Numba's workqueue layer aborts the process when two Python threads run
     parallel code at once.  Unless the user chose a layer explicitly, select
-    Numba's "threadsafe" choice (tbb, else omp).
+    Numba's "threadsafe" choice: tbb (a dependency where it has wheels, made
+    loadable by ``preload_tbb``), else omp.  TBB's work stealing lets the
+    launching thread take the chunks of a worker that a busy machine has
+    descheduled, where OpenMP's static chunks wait for it (issue 21).
     """
     from numba import config
 
+    if os.environ.get("NUMBA_THREADING_LAYER", "default") in ("default", "tbb", "threadsafe",
+                                                              "safe"):
+        preload_tbb()
     if not thread_safe_layers():
         raise SetupError(
             "numba_sim runs CPU kernels on all cores and needs a thread-safe Numba threading "

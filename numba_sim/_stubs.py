@@ -25,9 +25,13 @@ _STATIC = [
     ("numba_sim", ["config"]),
     ("numba_sim.arrays", ["array", "empty", "from_numpy", "full", "ones", "to_numpy", "view",
                           "zeros", "zeros_like"]),
+    ("numba_sim.arrays", ["array1d", "array2d", "array3d", "array4d"]),  # Warp's spellings
+    ("numba_sim.host_compat", ["Device", "ScopedDevice", "ScopedTimer", "constant",
+                               "get_device"]),
     ("numba_sim.cuda_args", ["cuda_args"]),
-    ("numba_sim.cuda_runtime", ["capture"]),
-    ("numba_sim.kernel", ["func", "kernel"]),
+    ("numba_sim.launch_capture", ["ScopedCapture", "capture", "capture_begin", "capture_end",
+                                   "capture_launch"]),
+    ("numba_sim.kernel", ["func", "kernel", "overload"]),
     ("numba_sim.launcher", ["launch", "synchronize"]),
     ("numba_sim.structs", ["struct"]),
     ("numba_sim.threads", ["tid"]),
@@ -41,7 +45,7 @@ def _static_modules():
 
 
 def _value_class(spec, cls_name):
-    scalar = "int" if spec.dtype.kind == "i" else "float"
+    scalar = "int" if spec.dtype.kind in "iu" else "float"
     lines = [f"class {cls_name}:", f'    """{types.CLASSES[spec].__doc__}"""']
     if spec.kind in (types.KIND_VEC, types.KIND_QUAT):
         lines += [f"    {name}: {scalar}" for name in types.COMPONENT_NAMES[:spec.size]]

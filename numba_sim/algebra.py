@@ -651,3 +651,403 @@ def transform_inverse(t):
 def matrix_transform_point(m, p, w):
     """Warp's transform_point / transform_vector by a 4x4 matrix: (m @ (p, w))[:3]."""
     return mat_vec(m, list(p) + [w], 4, 4)[0:3]
+
+
+# --------------------------------------------------------------------------
+# Scalar builtins of issue 17: div, mod, nonzero, rint, log2, log10, where, bitwise
+# (Warp's warp/native/builtin.h; appended in a section of their own)
+
+MATH_FUNCTIONS.update({math.log2: np.log2, math.log10: np.log10})
+
+
+def truncated_div(a, b):
+    """Warp's ``div(a, b)``: ``a / b`` in the operands' type (C truncation for ints; an
+    integer division by zero raises ZeroDivisionError in Python, undefined compiled)."""
+    if _is_symbolic(a) or not is_integer(a):
+        return div(a, b)
+    x, y = int(a), int(b)
+    if y == 0:
+        raise ZeroDivisionError("integer division by zero (undefined in Warp's kernels)")
+    quotient = abs(x) // abs(y)
+    return _wrap_int(quotient if (x < 0) == (y < 0) else -quotient, type(a))
+
+
+def _wrap_int(value, scalar_type):
+    """The Python int *value* in the integer type *scalar_type*, wrapping as C does."""
+    return np.uint64(value & 0xFFFFFFFFFFFFFFFF).astype(scalar_type)
+
+
+def remainder(a, b):
+    """Warp's ``mod(a, b)``: C's ``a % b`` for ints (the sign of *a*), ``fmod`` for floats."""
+    if _is_symbolic(a):
+        return a % b  # srem / urem / frem
+    if not is_integer(a):
+        with np.errstate(all="ignore"):
+            return np.fmod(a, b)
+    x, y = int(a), int(b)
+    if y == 0:
+        raise ZeroDivisionError("integer remainder by zero (undefined in Warp's kernels)")
+    quotient = abs(x) // abs(y)
+    quotient = quotient if (x < 0) == (y < 0) else -quotient
+    return _wrap_int(x - quotient * y, type(a))
+
+
+def nonzero(x):
+    """Warp's ``nonzero``: ``x == 0 ? 0 : 1`` in x's type (NaN counts as nonzero)."""
+    return select(x == zero_like(x), zero_like(x), one_like(x))
+
+
+def rint(x):
+    """C's ``rint``: the nearest integer (as a float), halfway cases to even."""
+    if _is_symbolic(x):
+        return x.emit_libm("rint")
+    return type(x)(np.rint(x))
+
+
+def where(cond, a, b):
+    """``a if cond else b`` componentwise (*a*, *b* scalars or component lists)."""
+    if isinstance(a, list):
+        return [select(cond, x, y) for x, y in zip(a, b)]
+    return select(cond, a, b)
+
+
+def truth(x):
+    """*x* as a condition: itself for a boolean, ``x != 0`` for a number (C's rule)."""
+    if _is_symbolic(x):
+        return x if x.np_dtype == np.bool_ else x != zero_like(x)
+    return bool(x)
+
+
+def _bitwise_instruction(name, a, b=None):
+    builder = a.builder
+    if name == "invert":
+        value = builder.not_(a.value)
+    else:
+        b = a._coerce(b)
+        value = {"and": builder.and_, "or": builder.or_, "xor": builder.xor}[name](a.value,
+                                                                                    b.value)
+    return type(a)(a.context, builder, a.type, value)
+
+
+def bit_and(a, b):
+    return _bitwise_instruction("and", a, b) if _is_symbolic(a) else a & b
+
+
+def bit_or(a, b):
+    return _bitwise_instruction("or", a, b) if _is_symbolic(a) else a | b
+
+
+def bit_xor(a, b):
+    return _bitwise_instruction("xor", a, b) if _is_symbolic(a) else a ^ b
+
+
+def bit_invert(a):
+    return _bitwise_instruction("invert", a) if _is_symbolic(a) else ~a
+
+
+# ==========================================================================
+# Spatial algebra and the transform helpers (Warp's warp/native/spatial.h and the
+# @wp.func helpers of warp/_src/math.py).  Spatial vectors are (w, v): angular part in
+# components 0-2, linear part in 3-5; transforms are (p, q); matrices row-major.
+
+
+def spatial_cross(a, b):
+    """Warp's spatial_cross (twist x twist): (w_a x w_b, v_a x w_b + w_a x v_b)."""
+    w = cross(a[0:3], b[0:3])
+    v = add(cross(a[3:6], b[0:3]), cross(a[0:3], b[3:6]))
+    return w + v
+
+
+def spatial_cross_dual(a, b):
+    """Warp's spatial_cross_dual (twist x wrench): (w_a x w_b + v_a x v_b, w_a x v_b)."""
+    w = add(cross(a[0:3], b[0:3]), cross(a[3:6], b[3:6]))
+    v = cross(a[0:3], b[3:6])
+    return w + v
+
+
+def spatial_adjoint(r, s):
+    """Warp's spatial_adjoint: the 6x6 matrix [[r, 0], [s, r]] of two 3x3 blocks."""
+    zero = zero_like(r[0])
+    out = []
+    for i in range(6):
+        for j in range(6):
+            if (i < 3) == (j < 3):
+                out.append(r[(i % 3) * 3 + j % 3])
+            elif i >= 3:
+                out.append(s[(i - 3) * 3 + j])
+            else:
+                out.append(zero)
+    return out
+
+
+def transform_twist(t, x):
+    """Warp's transform_twist: w' = q w, v' = q v + p x w'."""
+    p, q = t[0:3], t[3:7]
+    w = quat_rotate(q, x[0:3])
+    v = add(quat_rotate(q, x[3:6]), cross(p, w))
+    return w + v
+
+
+def transform_wrench(t, x):
+    """Warp's transform_wrench: f' = q f, tau' = q tau + p x f'."""
+    p, q = t[0:3], t[3:7]
+    f = quat_rotate(q, x[3:6])
+    tau = add(quat_rotate(q, x[0:3]), cross(p, f))
+    return tau + f
+
+
+def velocity_at_point(qd, r):
+    """Warp's velocity_at_point: v + w x r for the twist qd = (w, v)."""
+    return add(qd[3:6], cross(qd[0:3], r))
+
+
+def transform_to_matrix(t):
+    """Warp's transform_to_matrix: [[R(q), p], [0, 0, 0, 1]]."""
+    rot = quat_to_matrix(t[3:7])
+    zero, one = zero_like(t[0]), one_like(t[0])
+    out = []
+    for i in range(3):
+        out += rot[3 * i:3 * i + 3] + [t[i]]
+    return out + [zero, zero, zero, one]
+
+
+def transform_from_matrix(m):
+    """Warp's transform_from_matrix: p from the last column, q = quat_from_matrix(m)."""
+    return [m[3], m[7], m[11]] + quat_from_matrix(m, 4)
+
+
+def transform_compose(position, rotation, scale_xyz):
+    """Warp's transform_compose: [[R(q) diag(s), p], [0, 0, 0, 1]]."""
+    rot = quat_to_matrix(rotation)
+    zero, one = zero_like(position[0]), one_like(position[0])
+    out = []
+    for i in range(3):
+        out += [scale_xyz[j] * rot[3 * i + j] for j in range(3)] + [position[i]]
+    return out + [zero, zero, zero, one]
+
+
+def transform_decompose(m):
+    """Warp's transform_decompose: (position, rotation, scale) of a 4x4 matrix; the scale
+    is the length of each column of the 3x3 block, and the rotation that of the block with
+    its columns divided by their (nonzero) lengths."""
+    position = [m[3], m[7], m[11]]
+    block = [m[4 * i + j] for i in range(3) for j in range(3)]
+    scales = [sqrt(block[j] * block[j] + block[3 + j] * block[3 + j] + block[6 + j] * block[6 + j])
+              for j in range(3)]
+    zero = zero_like(m[0])
+    unscaled = [select(scales[k % 3] != zero, div(x, scales[k % 3]), x)
+                for k, x in enumerate(block)]
+    return position, quat_from_matrix(unscaled, 3), scales
+
+
+# --------------------------------------------------------------------------
+# Small dense linear algebra of issue 17: svd3, svd2, qr3, eig3
+# (Warp's warp/native/svd.h, after Eric Jang's svd3; appended in a section of their own)
+#
+# Matrices are row-major component lists; the scalar type is the components'.
+# ``_recip_sqrt`` is Warp's host ``1 / sqrt(x)`` (Warp's CUDA code uses the
+# approximate ``rsqrt``: there the results may differ in the last bits).
+
+_SVD_EPSILON = {np.float32: 1.0e-6, np.float64: 1.0e-12}
+_JACOBI_ITERATIONS = {np.float32: 4, np.float64: 8}
+_GAMMA = 5.82842712474619  # sqrt(8) + 3
+_CSTAR = 0.9238795325112867  # cos(pi / 8)
+_SSTAR = 0.3826834323650898  # sin(pi / 8)
+
+
+def _recip_sqrt(x):
+    return one_like(x) / sqrt(x)
+
+
+def _mult_ab(a, b):
+    """``A * B`` of 3x3 matrices, Warp's multAB."""
+    return [a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j]
+            for i in range(3) for j in range(3)]
+
+
+def _mult_atb(a, b):
+    """``transpose(A) * B``, Warp's multAtB."""
+    return [a[i] * b[j] + a[3 + i] * b[3 + j] + a[6 + i] * b[6 + j]
+            for i in range(3) for j in range(3)]
+
+
+def _quat_to_mat3(q):
+    x, y, z, w = q
+    qxx, qyy, qzz = x * x, y * y, z * z
+    qxz, qxy, qyz = x * z, x * y, y * z
+    qwx, qwy, qwz = w * x, w * y, w * z
+    return [1 - 2 * (qyy + qzz), 2 * (qxy - qwz), 2 * (qxz + qwy),
+            2 * (qxy + qwz), 1 - 2 * (qxx + qzz), 2 * (qyz - qwx),
+            2 * (qxz - qwy), 2 * (qyz + qwx), 1 - 2 * (qxx + qyy)]
+
+
+def _approximate_givens_quaternion(a11, a12, a22):
+    ch = 2 * (a11 - a22)
+    sh = a12
+    b = _GAMMA * sh * sh < ch * ch
+    w = _recip_sqrt(ch * ch + sh * sh)
+    return select(b, w * ch, _CSTAR + zero_like(ch)), select(b, w * sh, _SSTAR + zero_like(sh))
+
+
+def _jacobi_conjugation(x, y, z, s, q):
+    """One Jacobi rotation of the symmetric S = (s11, s21, s22, s31, s32, s33), with the
+    cumulative rotation q (x, y, z, w); returns both, S re-arranged for the next one."""
+    s11, s21, s22, s31, s32, s33 = s
+    ch, sh = _approximate_givens_quaternion(s11, s21, s22)
+    scale = ch * ch + sh * sh
+    a = (ch * ch - sh * sh) / scale
+    b = (2 * sh * ch) / scale
+    n11 = a * (a * s11 + b * s21) + b * (a * s21 + b * s22)
+    n21 = a * (-b * s11 + a * s21) + b * (-b * s21 + a * s22)
+    n22 = -b * (-b * s11 + a * s21) + a * (-b * s21 + a * s22)
+    n31 = a * s31 + b * s32
+    n32 = -b * s31 + a * s32
+    n33 = s33
+    tmp = [q[0] * sh, q[1] * sh, q[2] * sh]
+    sh = sh * q[3]
+    q = [c * ch for c in q]
+    q[z] = q[z] + sh
+    q[3] = q[3] - tmp[z]
+    q[x] = q[x] + tmp[y]
+    q[y] = q[y] - tmp[x]
+    return (n22, n32, n33, n21, n31, n11), q
+
+
+def _jacobi_eigenanalysis(s):
+    """Warp's jacobiEigenanlysis: the quaternion of V (and the rotated S)."""
+    zero = zero_like(s[0])
+    q = [zero, zero, zero, one_like(s[0])]
+    for _ in range(_JACOBI_ITERATIONS[scalar_type_of(s[0])]):
+        s, q = _jacobi_conjugation(0, 1, 2, s, q)
+        s, q = _jacobi_conjugation(1, 2, 0, s, q)
+        s, q = _jacobi_conjugation(2, 0, 1, s, q)
+    return q
+
+
+def _cond_swap(c, x, y):
+    return select(c, y, x), select(c, x, y)
+
+
+def _cond_neg_swap(c, x, y):
+    return select(c, y, x), select(c, -x, y)
+
+
+def _sort_singular_values(b, v):
+    b, v = list(b), list(v)
+
+    def dist2(column):
+        return b[column] * b[column] + b[3 + column] * b[3 + column] + \
+            b[6 + column] * b[6 + column]
+
+    rho = [dist2(0), dist2(1), dist2(2)]
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        c = rho[i] < rho[j]
+        for row in range(3):
+            b[3 * row + i], b[3 * row + j] = _cond_neg_swap(c, b[3 * row + i], b[3 * row + j])
+            v[3 * row + i], v[3 * row + j] = _cond_neg_swap(c, v[3 * row + i], v[3 * row + j])
+        if (i, j) != (1, 2):
+            rho[i], rho[j] = _cond_swap(c, rho[i], rho[j])
+    return b, v
+
+
+def _qr_givens_quaternion(a1, a2):
+    epsilon = _SVD_EPSILON[scalar_type_of(a1)] + zero_like(a1)
+    rho = sqrt(a1 * a1 + a2 * a2)
+    sh = select(rho > epsilon, a2, zero_like(a2))
+    ch = absolute(a1) + maximum(rho, epsilon)
+    sh, ch = _cond_swap(a1 < zero_like(a1), sh, ch)
+    w = _recip_sqrt(ch * ch + sh * sh)
+    return ch * w, sh * w
+
+
+def qr_decomposition(m):
+    """Warp's QRDecomposition of a 3x3 matrix by three Givens rotations: (Q, R)."""
+    b11, b12, b13, b21, b22, b23, b31, b32, b33 = m
+    ch1, sh1 = _qr_givens_quaternion(b11, b21)
+    a = 1 - 2 * sh1 * sh1
+    b = 2 * ch1 * sh1
+    r11, r12, r13 = a * b11 + b * b21, a * b12 + b * b22, a * b13 + b * b23
+    r21, r22, r23 = -b * b11 + a * b21, -b * b12 + a * b22, -b * b13 + a * b23
+    r31, r32, r33 = b31, b32, b33
+
+    ch2, sh2 = _qr_givens_quaternion(r11, r31)
+    a = 1 - 2 * sh2 * sh2
+    b = 2 * ch2 * sh2
+    b11, b12, b13 = a * r11 + b * r31, a * r12 + b * r32, a * r13 + b * r33
+    b21, b22, b23 = r21, r22, r23
+    b31, b32, b33 = -b * r11 + a * r31, -b * r12 + a * r32, -b * r13 + a * r33
+
+    ch3, sh3 = _qr_givens_quaternion(b22, b32)
+    a = 1 - 2 * sh3 * sh3
+    b = 2 * ch3 * sh3
+    r = [b11, b12, b13,
+         a * b21 + b * b31, a * b22 + b * b32, a * b23 + b * b33,
+         -b * b21 + a * b31, -b * b22 + a * b32, -b * b23 + a * b33]
+
+    sh12, sh22, sh32 = sh1 * sh1, sh2 * sh2, sh3 * sh3
+    q = [
+        (-1 + 2 * sh12) * (-1 + 2 * sh22),
+        4 * ch2 * ch3 * (-1 + 2 * sh12) * sh2 * sh3 + 2 * ch1 * sh1 * (-1 + 2 * sh32),
+        4 * ch1 * ch3 * sh1 * sh3 - 2 * ch2 * (-1 + 2 * sh12) * sh2 * (-1 + 2 * sh32),
+        2 * ch1 * sh1 * (1 - 2 * sh22),
+        -8 * ch1 * ch2 * ch3 * sh1 * sh2 * sh3 + (-1 + 2 * sh12) * (-1 + 2 * sh32),
+        -2 * ch3 * sh3 + 4 * sh1 * (ch3 * sh1 * sh3 + ch1 * ch2 * sh2 * (-1 + 2 * sh32)),
+        2 * ch2 * sh2,
+        2 * ch3 * (1 - 2 * sh22) * sh3,
+        (-1 + 2 * sh22) * (-1 + 2 * sh32),
+    ]
+    return q, r
+
+
+def svd3(a):
+    """Warp's svd3: (U, sigma, V) with A = U diag(sigma) V^T, sigma sorted descending."""
+    ata = _mult_atb(a, a)
+    q = _jacobi_eigenanalysis((ata[0], ata[3], ata[4], ata[6], ata[7], ata[8]))
+    v = _quat_to_mat3(q)
+    b, v = _sort_singular_values(_mult_ab(a, v), v)
+    u, s = qr_decomposition(b)
+    return u, [s[0], s[4], s[8]], v
+
+
+def svd2(a):
+    """Warp's svd2 (closed form): (U, sigma, V) of a 2x2 matrix."""
+    a11, a12, a21, a22 = a
+    one, zero = one_like(a11), zero_like(a11)
+    ata11 = a11 * a11 + a21 * a21
+    ata12 = a11 * a12 + a21 * a22
+    ata22 = a12 * a12 + a22 * a22
+    trace = ata11 + ata22
+    diff = ata11 - ata22
+    discriminant = diff * diff + 4 * ata12 * ata12
+    sqrt_term = sqrt(discriminant)
+    lambda1 = (trace + sqrt_term) * 0.5
+    lambda2 = (trace - sqrt_term) * 0.5
+    inv_sigma1 = _recip_sqrt(lambda1)
+    sigma1 = one / inv_sigma1
+    sigma2 = sqrt(lambda2)
+    v1y = diff - sqrt_term + 2 * ata12
+    v1x = diff + sqrt_term - 2 * ata12
+    len1_sq = v1x * v1x + v1y * v1y
+    degenerate = len1_sq == zero
+    inv_len1 = _recip_sqrt(len1_sq)
+    v11 = select(degenerate, 0.707106781186547524401 + zero, v1x * inv_len1)
+    v21 = select(degenerate, 0.707106781186547524401 + zero, v1y * inv_len1)
+    v12, v22 = -v21, v11
+    u11 = (a11 * v11 + a12 * v21) * inv_sigma1
+    u21 = (a21 * v11 + a22 * v21) * inv_sigma1
+    det_sign = sign(a11 * a22 - a12 * a21)
+    u12, u22 = -u21 * det_sign, u11 * det_sign
+    general = ([u11, u12, u21, u22], [sigma1, sigma2], [v11, v12, v21, v22])
+    repeated = sqrt(0.5 * trace)
+    duplicate = ([one, zero, zero, one], [repeated, repeated], [one, zero, zero, one])
+    same = discriminant == zero
+    return tuple([select(same, d, g) for d, g in zip(dup, gen)]
+                 for dup, gen in zip(duplicate, general))
+
+
+def eig3(a):
+    """Warp's eig3 of a symmetric 3x3 matrix (its lower triangle is read): (Q, d) with the
+    eigenvectors as Q's columns and d = diag(Q^T A Q)."""
+    q = _quat_to_mat3(_jacobi_eigenanalysis((a[0], a[3], a[4], a[6], a[7], a[8])))
+    u = _mult_ab(_mult_atb(q, a), q)
+    return q, [u[0], u[4], u[8]]

@@ -8,6 +8,7 @@ mat33 -> ``(..., 3, 3)``, a struct -> its NumPy structured dtype.
 """
 
 import builtins
+import typing
 
 import numpy as np
 
@@ -61,13 +62,35 @@ class array:
     Also Warp's spelling ``sim.array[sim.vec3]``.  The argument is a
     C-contiguous NumPy (cpu) or CUDA array whose trailing dims are the
     element's storage; inside the kernel ``a[i]`` is the element type.
+
+    Called as Warp's host constructor — with data, ``sim.array(data, dtype=sim.vec3,
+    device="cpu")``, or with a shape, ``sim.array(shape=n, dtype=...)`` — it returns a
+    NumPy (cpu) or CuPy (cuda) array with the trailing storage dims (see `host_array`),
+    not an annotation.  A type as the first argument is the annotation's dtype.
     """
 
-    def __init__(self, dtype=float, ndim=1):
+    def __new__(cls, data=None, dtype=None, shape=None, device=None, ndim=None, **host):
+        if _is_host_construction(data, shape, device, host):
+            return host_array(data, dtype=dtype, shape=shape, device=device, ndim=ndim, **host)
+        return super().__new__(cls)
+
+    def __init__(self, data=None, dtype=None, shape=None, device=None, ndim=None, **host):
+        if data is not None:  # array(sim.vec3): a type as the first argument is the dtype
+            if dtype is not None:
+                raise TypeError(f"array: dtype given twice, as {data!r} and dtype={dtype!r}")
+            dtype = data
+        dtype = float if dtype is None else dtype
+        ndim = 1 if ndim is None else ndim
         if not isinstance(ndim, int) or not 1 <= ndim <= MAX_NDIM:
             raise ValueError(f"ndim: expected an int from 1 to {MAX_NDIM}, got {ndim!r}")
-        self.dtype = element_dtype(dtype)
+        self.dtype = typing.Any if dtype is typing.Any else element_dtype(dtype)
         self.ndim = ndim
+
+    @property
+    def generic(self):
+        """Whether the element type is ``typing.Any`` (Warp's generic arrays): the kernel is
+        typed from the argument, which passes as it is (a scalar array)."""
+        return self.dtype is typing.Any
 
     def __class_getitem__(cls, dtype):
         return cls(dtype=dtype)
@@ -85,7 +108,8 @@ class array:
         return hash((array, self.dtype, self.ndim))
 
     def __repr__(self):
-        return f"array(dtype={dtype_name(self.dtype)}, ndim={self.ndim})"
+        name = "Any" if self.generic else dtype_name(self.dtype)
+        return f"array(dtype={name}, ndim={self.ndim})"
 
 
 # --------------------------------------------------------------------------
@@ -182,7 +206,7 @@ def cupy_or_none():
 
 
 def _array_module(device):
-    kind, ordinal = parse_device(device)
+    kind, ordinal = parse_device(current_device() if device is None else device)
     if kind == "cpu":
         return np, None
     return cupy_module(), ordinal
@@ -204,34 +228,47 @@ def _allocate(factory, shape, dtype, device, *extra):
         return getattr(module, factory)(full_shape, *extra, dtype=scalar)
 
 
-def zeros(shape, dtype=float, device="cpu"):
-    """Zeros with trailing storage dims: ``zeros(n, dtype=sim.vec3).shape == (n, 3)``."""
+def zeros(shape, dtype=float, device=None, requires_grad=False, pinned=False):
+    """Zeros with trailing storage dims: ``zeros(n, dtype=sim.vec3).shape == (n, 3)``.
+
+    *device* defaults to the current device (`sim.get_device()`: "cpu" outside a
+    `sim.ScopedDevice`); *requires_grad* and *pinned* are Warp's keywords (see
+    `check_warp_keywords`).
+    """
+    check_warp_keywords(requires_grad, pinned)
     return _allocate("zeros", shape, dtype, device)
 
 
-def empty(shape, dtype=float, device="cpu"):
+def empty(shape, dtype=float, device=None, requires_grad=False, pinned=False):
+    check_warp_keywords(requires_grad, pinned)
     return _allocate("empty", shape, dtype, device)
 
 
-def ones(shape, dtype=float, device="cpu"):
+def ones(shape, dtype=float, device=None, requires_grad=False, pinned=False):
+    check_warp_keywords(requires_grad, pinned)
     return _allocate("ones", shape, dtype, device)
 
 
-def full(shape, value, dtype=float, device="cpu"):
+def full(shape, value, dtype=float, device=None, requires_grad=False, pinned=False):
     """Every element set to *value* (a scalar, or a value such as ``sim.vec3(1, 2, 3)``)."""
+    check_warp_keywords(requires_grad, pinned)
     result = _allocate("empty", shape, dtype, device)
     result[...] = np.asarray(value)
     return result
 
 
-def zeros_like(a):
-    """Zeros of *a*'s shape and dtype, on *a*'s device (NumPy or CuPy)."""
+def zeros_like(a, device=None, requires_grad=False, pinned=False):
+    """Zeros of *a*'s shape and dtype, on *a*'s device (NumPy or CuPy), or on *device*
+    (Warp's keywords, as `zeros`)."""
+    check_warp_keywords(requires_grad, pinned)
+    if device is not None:
+        return _allocate("zeros", a.shape, a.dtype, device)
     if device_of(a) == "cuda":
         return cupy_module().zeros_like(a)
     return np.zeros_like(a)
 
 
-def from_numpy(a, dtype=None, device="cpu"):
+def from_numpy(a, dtype=None, device=None):
     """A copy of *a* (anything NumPy converts) as a C-contiguous array on *device*.
 
     With a value-type *dtype*, *a*'s trailing dims must match its storage.
@@ -283,3 +320,151 @@ def check_value_array(a, dtype, name):
     if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
         raise ValueError(f"{name}: expected a C-contiguous array, got a strided {got}; "
                          f"use np.ascontiguousarray")
+
+
+# --------------------------------------------------------------------------
+# Warp's host spellings: the current device, Warp's allocation keywords, and
+# ``sim.array(data, ...)`` / ``sim.array2d`` ... (API.md, "Arrays")
+
+_device_scope = []
+"""The devices of the enclosing ``sim.ScopedDevice`` blocks, innermost last."""
+
+
+def current_device():
+    """The device allocations use when none is given: the innermost
+    ``sim.ScopedDevice``'s, else "cpu"."""
+    return _device_scope[-1] if _device_scope else "cpu"
+
+
+def check_warp_keywords(requires_grad, pinned):
+    """Warp's allocation keywords.  ``pinned`` (page-locked host memory, a transfer
+    speed hint) changes nothing for NumPy arrays; ``requires_grad=True`` needs autodiff,
+    which numba_sim does not have yet."""
+    if not isinstance(pinned, (builtins.bool, np.bool_)):
+        raise TypeError(f"pinned: expected a bool, got {pinned!r}")
+    if not isinstance(requires_grad, (builtins.bool, np.bool_)):
+        raise TypeError(f"requires_grad: expected a bool, got {requires_grad!r}")
+    if requires_grad:
+        raise NotImplementedError("requires_grad=True: numba_sim has no autodiff (Warp's Tape) "
+                                  "yet; allocate without it")
+
+
+_HOST_KEYWORDS = ("requires_grad", "pinned", "copy")
+
+
+def _is_host_construction(data, shape, device, host):
+    """Whether ``sim.array(...)`` was called as Warp's host constructor, not as an annotation."""
+    unknown = set(host) - set(_HOST_KEYWORDS)
+    if unknown:
+        raise TypeError(f"array: unexpected keyword {sorted(unknown)[0]!r}; expected dtype, ndim "
+                        f"(annotation) or data, dtype, shape, device, "
+                        f"{', '.join(_HOST_KEYWORDS)} (host array)")
+    if data is not None and not isinstance(data, (type, np.dtype)):
+        return True
+    if shape is not None:  # array(shape=n, dtype=...) or array(sim.vec3, shape=n)
+        return True
+    if device is not None or host:
+        raise TypeError("array: device, requires_grad, pinned and copy need data or a shape "
+                        "(sim.array(data, dtype=..., device=...)); the annotation takes only "
+                        "dtype and ndim")
+    return False
+
+
+def host_array(data=None, dtype=None, shape=None, device=None, ndim=None, requires_grad=False,
+               pinned=False, copy=True):
+    """Warp's ``wp.array(data, dtype=..., shape=..., device=...)``, as a NumPy / CuPy array.
+
+    Elements of a value type keep their storage as trailing dims.  *data* is anything
+    NumPy converts (lists of values, NumPy or CuPy arrays); its last dimension may hold
+    the element's storage flattened, as in Warp (six floats are two vec3), and a 1-D
+    *data* of one element's storage is one element.  Without *dtype* the data's own
+    dtype is kept.  With *shape* the data is reshaped to it; without data, an
+    uninitialized array of *shape* is allocated (Warp's ``wp.array(shape=...)``).
+    """
+    check_warp_keywords(requires_grad, pinned)
+    if data is not None and isinstance(data, (type, np.dtype)):  # array(sim.vec3, shape=n)
+        data, dtype = None, data
+    if data is None:
+        if shape is None:
+            raise TypeError("array: expected data or a shape")
+        return _allocate("empty", shape, float if dtype is None else dtype, device)
+    if dtype is None:
+        scalar, trailing = None, ()
+    else:
+        scalar, trailing = storage_of(dtype)
+    kind, ordinal = parse_device(current_device() if device is None else device)
+    if device_of(data) == "cuda" and kind == "cpu":
+        data = to_numpy(data)
+    if kind == "cpu" or device_of(data) != "cuda":
+        host = np.array(data, dtype=scalar, copy=builtins.bool(copy) or None)
+    else:
+        host = data
+    if host.ndim == 0:
+        raise ValueError(f"data: expected a sequence or an array, got the scalar {data!r}")
+    if trailing:
+        host = _with_storage_dims(host, trailing, dtype)
+    if shape is not None:
+        shape = _shape(shape)
+        if int(np.prod(shape + trailing)) != host.size:
+            raise ValueError(f"shape: {shape} of {dtype_name(dtype) if dtype else host.dtype} "
+                             f"elements does not match data of shape "
+                             f"{host.shape[:host.ndim - len(trailing)]}")
+        host = host.reshape(shape + trailing)
+    if ndim is not None and host.ndim - len(trailing) != ndim:
+        raise ValueError(f"ndim: expected data with {ndim} dimension(s) of elements, got shape "
+                         f"{host.shape[:host.ndim - len(trailing)]}")
+    if kind == "cpu":
+        return np.ascontiguousarray(host)
+    cupy = cupy_module()
+    with cupy.cuda.Device(ordinal or 0):
+        return cupy.array(host, dtype=scalar, copy=builtins.bool(copy), order="C")
+
+
+def _with_storage_dims(host, trailing, dtype):
+    """*host* with the value type's storage as its trailing dims (Warp's rule)."""
+    size = int(np.prod(trailing))
+    if host.shape[host.ndim - len(trailing):] == trailing:
+        return host if host.ndim > len(trailing) else host.reshape((1,) + trailing)
+    if host.shape[-1] == size:
+        leading = host.shape[:-1] or (1,)
+    elif host.shape[-1] % size == 0:
+        leading = host.shape[:-1] + (host.shape[-1] // size,)
+    else:
+        raise ValueError(f"data: the inner dimension {host.shape[-1]} is not a multiple of "
+                         f"{size}, the storage of {dtype_name(dtype)} (shape {host.shape})")
+    return host.reshape(leading + trailing)
+
+
+class _FixedNdimArray(array):
+    """``sim.array<N>d``: `array` with ``ndim=N`` (Warp's spellings ``array2d(dtype=...)``
+    and ``array2d[dtype]``); called with data or a shape, an N-D host array."""
+
+    fixed_ndim = 1
+
+    def __new__(cls, data=None, dtype=None, shape=None, device=None, ndim=None, **host):
+        return super().__new__(cls, data, dtype, shape, device, cls._ndim(ndim), **host)
+
+    def __init__(self, data=None, dtype=None, shape=None, device=None, ndim=None, **host):
+        super().__init__(data, dtype, shape, device, self._ndim(ndim), **host)
+
+    @classmethod
+    def _ndim(cls, ndim):
+        if ndim is not None and ndim != cls.fixed_ndim:
+            raise ValueError(f"ndim: {cls.__name__} has ndim={cls.fixed_ndim}, got {ndim!r}")
+        return cls.fixed_ndim
+
+
+class array1d(_FixedNdimArray):
+    fixed_ndim = 1
+
+
+class array2d(_FixedNdimArray):
+    fixed_ndim = 2
+
+
+class array3d(_FixedNdimArray):
+    fixed_ndim = 3
+
+
+class array4d(_FixedNdimArray):
+    fixed_ndim = 4

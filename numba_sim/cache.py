@@ -34,6 +34,7 @@ import types as pytypes
 import numpy as np
 
 from numba_sim.kernel_language import function_namespace
+from numba_sim.func_overloads import FuncOverloads
 from numba_sim.native import cache_dir, read_sources
 from numba_sim.structs import Struct
 from numba_sim.types import Value
@@ -125,6 +126,9 @@ class _Digest:
             self.function(value.py_func)
         elif isinstance(getattr(value, "py_func", None), pytypes.FunctionType):
             self.function(value.py_func)  # a @sim.kernel
+        elif isinstance(value, FuncOverloads):
+            for k, member in enumerate(value.members):
+                self.value(f"{name}[{k}]", member, names)
         elif isinstance(value, pytypes.ModuleType):
             self.update(value.__name__)
             if value.__name__.split(".")[0] in _STABLE_MODULES or id(value) in self.seen:

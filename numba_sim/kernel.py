@@ -12,6 +12,7 @@ import inspect
 from numba.core.registry import CPUDispatcher
 
 from numba_sim import kernel_language, launcher
+from numba_sim.func_overloads import FuncOverloads, annotations_of
 from numba_sim.parameters import Parameter
 
 
@@ -57,13 +58,25 @@ def func(fn=None, **options):
     body = kernel_language.rewrite(fn, is_kernel=False)
     dispatcher = Func(body, locals={}, targetoptions={"nopython": True, "boundscheck": None})
     dispatcher.__doc__ = fn.__doc__
+    return _with_overloads(fn, dispatcher)
+
+
+def _with_overloads(fn, dispatcher):
+    """*dispatcher*, or the overload set it joins: a module-level ``@sim.func`` defined again
+    under its name with other annotations is an overload, as in Warp (func_overloads.py)."""
+    previous = fn.__globals__.get(fn.__name__)
+    if isinstance(previous, Func) and previous.py_func.__qualname__ == fn.__qualname__ \
+            and annotations_of(previous) != annotations_of(fn):
+        return FuncOverloads(previous).add(dispatcher)
+    if isinstance(previous, FuncOverloads) and previous.__qualname__ == fn.__qualname__:
+        return previous.add(dispatcher)
     return dispatcher
 
 
 class Kernel:
     """A ``@sim.kernel``: launched with :func:`numba_sim.launch` over a grid of threads."""
 
-    def __init__(self, fn, enable_backward=None):
+    def __init__(self, fn, enable_backward=None, annotations=None, body=None):
         self.enable_backward = enable_backward
         """Warp's option, kept for the adjoint (True unless given as False)."""
         signature = inspect.signature(fn)
@@ -71,7 +84,8 @@ class Kernel:
             if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
                 raise TypeError(f"kernel {fn.__qualname__}: parameter {p.name!r} must be a plain "
                                 f"positional parameter (no *args, **kwargs or keyword-only)")
-        annotations = inspect.get_annotations(fn, eval_str=True)
+        if annotations is None:
+            annotations = inspect.get_annotations(fn, eval_str=True)
         self.py_func = fn
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
@@ -81,7 +95,9 @@ class Kernel:
             Parameter(name, annotations.get(name, inspect.Parameter.empty))
             for name in signature.parameters
         )
-        self.body = kernel_language.rewrite(fn, is_kernel=True)
+        self.body = kernel_language.rewrite(fn, is_kernel=True) if body is None else body
+        self.overloads = []
+        """The overloads made by :func:`overload`, tried in order at launch."""
         self._debug_bodies = {}
         self.launchers = {}
         """launcher.py's cache of this kernel's launchers: (device, ndim, mode) -> launcher."""
@@ -127,6 +143,62 @@ class Kernel:
         return launcher.inspect_kernel(self, device, kind, argtypes_or_inputs, cc=cc, ndim=ndim)
 
 
+def overload(kernel_or_stub, arg_types=None):
+    """Warp's ``wp.overload``: the kernel *kernel_or_stub* with its generic parameters
+    (``typing.Any``, ``sim.array(dtype=Any)``) given types.
+
+    ``overload(k, [sim.array(dtype=float), float])`` lists every parameter's type;
+    ``overload(k, {"value": float})`` names some (the others keep theirs).  As a decorator
+    on a function named like a generic kernel of its module, the function's annotations
+    give the types (its body must be empty: ``...``).  Called, returns the overload (a
+    kernel); as a decorator, the generic kernel (as Warp).  Launching the generic kernel
+    picks the first overload whose parameters accept the arguments.
+    """
+    if arg_types is None and inspect.isfunction(kernel_or_stub):
+        stub = kernel_or_stub
+        generic = stub.__globals__.get(stub.__name__)
+        if not isinstance(generic, Kernel):
+            raise TypeError(f"@sim.overload {stub.__qualname__}: expected a function named like "
+                            f"a @sim.kernel of its module, found {generic!r}")
+        arg_types = inspect.get_annotations(stub, eval_str=True)
+        arg_types.pop("return", None)
+        _add_overload(generic, arg_types, f"@sim.overload {stub.__qualname__}")
+        return generic
+    if not isinstance(kernel_or_stub, Kernel):
+        raise TypeError(f"kernel: expected a @sim.kernel, got {kernel_or_stub!r}")
+    return _add_overload(kernel_or_stub, arg_types, f"sim.overload({kernel_or_stub.__name__})")
+
+
+def _add_overload(generic, arg_types, where):
+    if not any(p.generic for p in generic.parameters):
+        raise TypeError(f"{where}: only generic kernels (a parameter annotated typing.Any or "
+                        f"sim.array(dtype=Any)) can be overloaded; {generic.__name__} is not")
+    names = [p.name for p in generic.parameters]
+    if isinstance(arg_types, dict):
+        unknown = sorted(set(arg_types) - set(names))
+        if unknown:
+            raise TypeError(f"{where}: {', '.join(map(repr, unknown))} "
+                            f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'}"
+                            f" (the parameters are {', '.join(names)})")
+        given = dict(arg_types)
+    elif isinstance(arg_types, (list, tuple)):
+        if len(arg_types) != len(names):
+            raise TypeError(f"{where}: expected {len(names)} types ({', '.join(names)}), "
+                            f"got {len(arg_types)}")
+        given = dict(zip(names, arg_types))
+    else:
+        raise TypeError(f"{where}: arg_types: expected a list of types or a dict of "
+                        f"parameter names to types, got {arg_types!r}")
+    annotations = {p.name: p.annotation for p in generic.parameters if p.annotation is not None}
+    annotations.update(given)
+    for made in generic.overloads:
+        if [p.annotation for p in made.parameters] == [annotations.get(n) for n in names]:
+            return made
+    made = Kernel(generic.py_func, generic.enable_backward, annotations, generic.body)
+    generic.overloads.append(made)
+    return made
+
+
 def kernel(fn=None, **options):
     """Decorator: a Warp-style kernel (``@wp.kernel``, ``@wp.kernel(...)`` with Warp's
     options: see :data:`WARP_KERNEL_OPTIONS`)."""
@@ -136,4 +208,4 @@ def kernel(fn=None, **options):
     return Kernel(fn, enable_backward=options.get("enable_backward"))
 
 
-__all__ = ["Func", "Kernel", "func", "kernel"]
+__all__ = ["Func", "Kernel", "func", "kernel", "overload"]

@@ -15,6 +15,24 @@ is rewritten before Numba sees it, as Warp rewrites its kernels' AST.
   ``arr[i][0] += x`` and ``arr[i].z -= x`` on array elements are atomic.
 * A kernel that returns a value, and Warp's output-argument forms, are
   rejected with the user's file and line and the form to use instead.
+* Python floats read from the globals or closure (``C = 1.5``, ``math.pi``) are
+  float32, as Warp types them; NumPy scalars (``sim.float64(...)``) keep their type.
+* ``sim.static(expr)`` is evaluated once, when the body is rewritten, in the
+  function's globals and closure and its local names last assigned a literal,
+  and replaces the call (a constant, or the object itself: a func, a type, a
+  tuple...), as Warp's ``wp.static``.  An expression that reads another local
+  variable stays an ordinary expression (Warp evaluates it from the variable's
+  type).
+* ``for i in reversed(range(...))`` iterates the range backwards (int32).
+* Warp's query loops ``while hash_grid_query_next(query, j):`` (and ``bvh_query_next``,
+  ``mesh_query_aabb_next``) become ``for j in query:``.
+* Warp's output-argument statements of the linear-algebra builtins
+  (``svd3(A, U, sigma, V)``, ``svd2``, ``qr3(A, Q, R)``, ``eig3(A, Q, d)``)
+  become assignments of their tuple-returning forms (``U, sigma, V = svd3(A)``).
+* ``print(...)`` (and Warp's ``sim.print(x)``) prints in Warp's format
+  (numba_sim.builtins.debug), and
+  ``expect_eq`` / ``expect_neq`` / ``expect_near`` get the call's ``file:line``
+  (a last string-literal argument) for their failure message.
 
 The rewritten function keeps the original's live globals, closure cells and
 line numbers (Numba's errors point at the user's source), and works for
@@ -31,7 +49,12 @@ import types
 
 from numba_sim import debug_checks, kernel_ops
 from numba_sim.arrays import array
-from numba_sim.threads import tid
+from numba_sim.builtins.debug import EXPECTATIONS, expect_near, kernel_print
+from numba_sim.spatial.bvh_query import bvh_query_next
+from numba_sim.spatial.hash_grid_query import hash_grid_query_next
+from numba_sim.spatial.mesh_query import mesh_query_aabb_next
+from numba_sim.builtins.linalg import OUTPUT_FORMS
+from numba_sim.threads import static, tid
 
 TID_PARAMETER = "__sim_tid__"
 OPS = "__sim_ops__"
@@ -47,6 +70,9 @@ _OUTPUT_ARGUMENT_FORMS = {
     "quat_to_axis_angle": (3, "axis, angle = quat_to_axis_angle(q)"),
 }
 
+
+_QUERY_NEXT = (hash_grid_query_next, bvh_query_next, mesh_query_aabb_next)
+"""Warp's query-advancing builtins, whose ``while`` loops the rewrite turns into ``for``."""
 
 class KernelSourceError(SyntaxError):
     """A construct the kernel language does not accept, reported at the user's line."""
@@ -145,6 +171,9 @@ class _KernelRewriter(ast.NodeTransformer):
         self.helpers = {}
         self.depth = 0
         self.temporaries = 0
+        self.local_names = set()
+        self.constants = {}
+        """Local names last assigned a literal (``n = 3``): sim.static may read them."""
 
     # -- debug mode: bounds and NaN checks on the array parameters
     def _helper(self, kind, name, count, node):
@@ -205,6 +234,7 @@ class _KernelRewriter(ast.NodeTransformer):
                 return node  # nested functions are not kernel code
             node.decorator_list = []
             node.returns = None
+            self.local_names = _local_names(node)
             for arg in node.args.args + node.args.kwonlyargs:
                 arg.annotation = None
             node.body = self._statements(node.body)
@@ -239,6 +269,26 @@ class _KernelRewriter(ast.NodeTransformer):
             return _ops("float32", node, node)
         return node
 
+    def _outer_float(self, node):
+        """Whether *node* (a Name or an attribute chain on one) reads a Python float from
+        the globals or the closure (Warp types those float32)."""
+        base = node
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if not isinstance(base, ast.Name) or base.id in self.local_names:
+            return False
+        return type(self.resolver.resolve(node)) is float
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and self._outer_float(node):
+            return _ops("float32", node, node)
+        return node
+
+    def visit_Attribute(self, node):
+        if isinstance(node.ctx, ast.Load) and self._outer_float(node):
+            return _ops("float32", node, node)
+        return self.generic_visit(node)
+
     def visit_BinOp(self, node):
         node = self.generic_visit(node)
         name = _BINARY_NAMES.get(type(node.op))
@@ -259,6 +309,12 @@ class _KernelRewriter(ast.NodeTransformer):
                              "the launched thread; pass it to funcs as an argument)", self.fn, node)
             return self._tid(node, index=0)
         callee = self.resolver.resolve(node.func)
+        if callee is static:
+            return self._static(node)
+        if callee is builtins.print or self._is_module_print(node.func):
+            return self._print(node)
+        if any(callee is expectation for expectation in EXPECTATIONS):
+            return self._expectation(node, callee)
         if callee is builtins.float or callee is builtins.int:
             node = self.generic_visit(node)
             return _ops("float32" if callee is builtins.float else "int32", node, *node.args)
@@ -274,6 +330,122 @@ class _KernelRewriter(ast.NodeTransformer):
                              f"{alternative}", self.fn, node)
         return self.generic_visit(node)
 
+    def _static(self, node):
+        """``sim.static(expr)``: *expr* evaluated now in the function's namespace."""
+        if len(node.args) != 1 or node.keywords:
+            raise _error("sim.static takes one expression", self.fn, node)
+        expression = ast.Expression(body=node.args[0])
+        ast.fix_missing_locations(expression)
+        try:
+            code = compile(expression, self.fn.__code__.co_filename, "eval")
+            namespace = {name: value for name, value in self.resolver.namespace.items()
+                         if name not in self.local_names}  # locals shadow globals
+            namespace.update(self.constants)
+            value = eval(code, namespace)  # noqa: S307 (the user's code)
+        except NameError as e:
+            if getattr(e, "name", None) in self.local_names:
+                # the expression reads a local variable that is no literal constant: Warp
+                # evaluates it from the variable's type when it generates code; here it
+                # stays an ordinary expression, evaluated when the kernel runs
+                return self.visit(node.args[0])
+            raise _error(f"sim.static({ast.unparse(node.args[0])}) failed when the {self.where} "
+                         f"was compiled: NameError: {e}", self.fn, node) from e
+        except Exception as e:  # noqa: BLE001 (reported at the user's line)
+            raise _error(f"sim.static({ast.unparse(node.args[0])}) failed when the {self.where} "
+                         f"was compiled: {type(e).__name__}: {e}", self.fn, node) from e
+        if value is None or type(value) in (bool, int, float, str):
+            return self.visit_Constant(ast.copy_location(ast.Constant(value), node))
+        name = f"__sim_static_{len(self.helpers)}"
+        self.helpers[name] = value
+        return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
+
+    def _is_module_print(self, func):
+        """``sim.print(x)``: Warp's ``wp.print``, a kernel-only builtin (not a public name of
+        numba_sim, which would shadow Python's print for ``from numba_sim import *``)."""
+        if not (isinstance(func, ast.Attribute) and func.attr == "print"):
+            return False
+        owner = self.resolver.resolve(func.value)
+        return isinstance(owner, types.ModuleType) and owner.__name__ == "numba_sim"
+
+    def _print(self, node):
+        if node.keywords:
+            raise _error("print in a kernel takes no keyword arguments (sep, end, file)",
+                         self.fn, node)
+        node = self.generic_visit(node)
+        self.helpers["__sim_print"] = kernel_print
+        node.func = ast.copy_location(ast.Name(id="__sim_print", ctx=ast.Load()), node)
+        return node
+
+    def _expectation(self, node, callee):
+        """The call with its keyword tolerance made positional and its location appended."""
+        name = callee.__name__
+        keywords = {k.arg: k.value for k in node.keywords}
+        allowed = {"tolerance"} if callee is expect_near else set()
+        unknown = set(keywords) - allowed - {None}
+        if unknown or None in keywords:
+            raise _error(f"{name}() got unexpected keyword arguments {sorted(map(str, unknown))}",
+                         self.fn, node)
+        if "tolerance" in keywords:
+            if len(node.args) != 2:
+                raise _error(f"{name}() got the tolerance twice", self.fn, node)
+            node.args.append(keywords["tolerance"])
+        node.keywords = []
+        node = self.generic_visit(node)
+        where = f"{self.fn.__code__.co_filename}:{node.lineno}"
+        node.args.append(ast.copy_location(ast.Constant(where), node))
+        return node
+
+    def visit_For(self, node):
+        iterator = node.iter
+        if (isinstance(iterator, ast.Call) and self.resolver.resolve(iterator.func)
+                is builtins.reversed and len(iterator.args) == 1 and not iterator.keywords
+                and isinstance(iterator.args[0], ast.Call)
+                and self.resolver.resolve(iterator.args[0].func) is builtins.range):
+            return self._reversed_range(node, iterator.args[0])
+        return self.generic_visit(node)
+
+    def visit_While(self, node):
+        """Warp's query loops, ``while hash_grid_query_next(query, j):`` (also Bvh's and
+        Mesh's), are numba_sim's ``for j in query:``."""
+        test = node.test
+        if (isinstance(test, ast.Call) and not test.keywords and len(test.args) == 2
+                and all(isinstance(a, ast.Name) for a in test.args)
+                and any(self.resolver.resolve(test.func) is f for f in _QUERY_NEXT)):
+            query, index = test.args
+            loop = ast.For(target=ast.Name(id=index.id, ctx=ast.Store()),
+                           iter=ast.Name(id=query.id, ctx=ast.Load()), body=node.body,
+                           orelse=node.orelse, type_comment=None)
+            ast.copy_location(loop, node)
+            ast.fix_missing_locations(loop)
+            return self.generic_visit(loop)
+        return self.generic_visit(node)
+
+    def _reversed_range(self, node, range_call):
+        """``for i in reversed(range(a, b, s))``: ``range(a + (n - 1) * s, a - s, -s)`` with
+        ``n = len(range(a, b, s))``, the bounds evaluated once."""
+        args = list(range_call.args)
+        if not 1 <= len(args) <= 3 or range_call.keywords:
+            raise _error("range takes 1 to 3 arguments", self.fn, range_call)
+        if len(args) == 1:
+            args = [ast.Constant(0), args[0]]
+        if len(args) == 2:
+            args.append(ast.Constant(1))
+        start, stop, step = (self._temporary() for _ in range(3))
+        count = self._temporary()
+        template = ast.parse(
+            f"{start} = 0\n{stop} = 0\n{step} = 0\n"
+            f"{count} = int(len(range({start}, {stop}, {step})))\n"
+            f"for _ in range({start} + ({count} - 1) * {step}, {start} - {step}, -{step}):\n"
+            f"    pass\n").body
+        for statement in template:  # at the user's line, before the user's nodes go in
+            for child in ast.walk(statement):
+                ast.copy_location(child, node)
+        for statement, value in zip(template[:3], args):
+            statement.value = value
+        loop = template[4]
+        loop.target, loop.body, loop.orelse = node.target, node.body, node.orelse
+        return self._statements(template)
+
     def _tid(self, node, index=None):
         if node.args or node.keywords:
             raise _error("tid() takes no arguments", self.fn, node)
@@ -284,6 +456,26 @@ class _KernelRewriter(ast.NodeTransformer):
                                                ctx=ast.Load()), node)
 
     # -- statements
+    def visit_Expr(self, node):
+        call = node.value
+        if isinstance(call, ast.Call) and not call.keywords:
+            callee = self.resolver.resolve(call.func)
+            outputs = OUTPUT_FORMS.get(callee) if isinstance(callee, types.FunctionType) else None
+            if outputs is not None and len(call.args) == 1 + outputs:
+                inputs = call.args[:1]
+                targets = [_store(t) for t in call.args[1:]]
+                for target in targets:
+                    for child in ast.walk(target):
+                        if hasattr(child, "ctx"):
+                            child.ctx = ast.Load()
+                    target.ctx = ast.Store()
+                assignment = ast.copy_location(ast.Assign(
+                    targets=[ast.copy_location(ast.Tuple(elts=targets, ctx=ast.Store()), node)],
+                    value=ast.copy_location(ast.Call(func=call.func, args=inputs, keywords=[]),
+                                            call)), node)
+                return self.visit_Assign(assignment)
+        return self.generic_visit(node)
+
     def visit_Return(self, node):
         if self.is_kernel and self.depth == 1 and node.value is not None and not (
                 isinstance(node.value, ast.Constant) and node.value.value is None):
@@ -294,7 +486,21 @@ class _KernelRewriter(ast.NodeTransformer):
             node.value = self._int32_literal(node.value)
         return node
 
+    def _track_constants(self, node):
+        """Remember ``name = literal`` assignments for sim.static; forget reassigned names."""
+        for target in node.targets:
+            for child in ast.walk(target):
+                if isinstance(child, ast.Name):
+                    self.constants.pop(child.id, None)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                self.constants[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+
     def visit_Assign(self, node):
+        if self.depth == 1:
+            self._track_constants(node)
         if self.is_kernel and self._is_call_to(node.value, tid):
             target = node.targets[0]
             unpacks = isinstance(target, (ast.Tuple, ast.List)) and len(node.targets) == 1
@@ -407,6 +613,22 @@ class _KernelRewriter(ast.NodeTransformer):
             return statements + self._assign_container(outer, new, node)
         raise _error("unsupported augmented assignment target in the kernel language",
                      self.fn, node)
+
+
+def _local_names(definition):
+    """The names a function assigns or takes as parameters (they shadow its globals)."""
+    arguments = definition.args
+    names = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    names.update(a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None)
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                and node is not definition:
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return names
 
 
 def rewrite(fn, is_kernel, debug=False, target="cpu"):

@@ -4,8 +4,10 @@ A launcher is generated per (kernel, device, launch dimensionality):
 
 * CPU: ``for flat in prange(n)`` unravels the N-D index (row-major, last
   fastest), converts it to int32 and calls the compiled body; a serial
-  ``range`` twin serves small launches, so that they stay cheap.  Both are
-  compiled lazily by Numba (``parallel=True`` for the first).
+  ``range`` twin serves small launches, so that they stay cheap, and larger
+  ones whenever it measures faster (cpu_scheduling.py: a busy machine makes a
+  parallel region wait for descheduled threads).  Both are compiled lazily by
+  Numba (``parallel=True`` for the first).
 * CUDA: a bounds-checked ``cuda.grid(1)`` kernel doing the same unravelling.
 
 Arrays annotated with value-type elements arrive as scalar arrays and are
@@ -22,6 +24,8 @@ import numba
 import numpy as np
 
 from numba_sim import arrays, cache, config, cuda_fast_launch, cuda_launch, cuda_runtime
+from numba_sim import launch_capture
+from numba_sim.cpu_scheduling import LaunchChoice
 from numba_sim.arrays import view
 from numba_sim.cuda_args import cuda_args
 from numba_sim.lowering.hints import nonnegative
@@ -87,7 +91,15 @@ def _build_launcher(kernel, ndim, cuda, body, loop):
 
 
 class CpuLauncher:
-    """Parallel and serial CPU launchers of one kernel and dimensionality."""
+    """Parallel and serial CPU launchers of one kernel and dimensionality.
+
+    Launches of fewer than ``serial_threshold`` threads run the serial launcher.  Larger
+    ones run the one their size class (the bit length of the thread count) has measured
+    faster lately: a :class:`~numba_sim.cpu_scheduling.LaunchChoice` per class.  Debug
+    mode compiles no parallel loop, so its launches all run the serial launcher.
+    """
+
+    serial_threshold = SERIAL_THRESHOLD
 
     def __init__(self, kernel, ndim, mode="release"):
         self.kernel = kernel
@@ -97,6 +109,10 @@ class CpuLauncher:
         self._body = None
         self._parallel = None
         self._serial = None
+        if mode == "debug":
+            self.serial_threshold = MAX_THREADS + 1
+        self.choices = [LaunchChoice(self) for _ in range(MAX_THREADS.bit_length() + 1)]
+        """the LaunchChoice of each size class, indexed by the thread count's bit length"""
 
     @property
     def body(self):
@@ -126,16 +142,31 @@ class CpuLauncher:
         return self._serial
 
     def __call__(self, dims, count, args, stream=None, ordinal=None):
-        launcher = self.serial if count < SERIAL_THRESHOLD else self.parallel
-        launcher(dims, *args)
+        if count < self.serial_threshold:
+            self.serial(dims, *args)
+            return
+        choice = self.choices[count.bit_length()]
+        choice.countdown -= 1
+        if choice.countdown > 0:
+            choice.dispatcher(dims, *args)
+        else:
+            choice.sample(dims, count, args)
+
+    def dispatcher_for(self, count):
+        """The compiled launcher that a launch of *count* threads runs now (a CPU graph
+        replays it)."""
+        if count < self.serial_threshold:
+            return self.serial
+        return self.choices[count.bit_length()].dispatcher or self.parallel
 
 
 class CudaLauncher:
     """The CUDA launcher of one kernel and dimensionality.
 
     The first launch of each signature goes through numba-cuda's dispatcher
-    (which compiles); release-mode launchers whose parameters are all annotated
-    then keep a prepared launch per device (cuda_launch.py) for the next ones.
+    (which compiles); release-mode launchers whose parameters are all annotated, none
+    generic (one signature), then keep a prepared launch per device (cuda_launch.py)
+    for the next ones.
     """
 
     def __init__(self, kernel, ndim, mode="release"):
@@ -150,7 +181,8 @@ class CudaLauncher:
         self.dispatcher = cache.attach(cuda.jit(extensions=[cuda_args], **debug)(self.function),
                                        self.function, kernel, "cuda", ndim, mode)
         parameters = kernel.parameters
-        self._preparable = mode == "release" and all(p.annotation is not None for p in parameters)
+        self._preparable = mode == "release" and all(
+            p.annotation is not None and not p.generic for p in parameters)
         self._prepared = {}
         """device ordinal -> PreparedLaunch, or None where the signature cannot be prepared"""
         self._strided = tuple(k for k, p in enumerate(parameters)
@@ -270,6 +302,36 @@ def _bind(kernel, args):
     return bound, device, device_parameter
 
 
+def _overload_for(kernel, args):
+    """The first of *kernel*'s overloads (sim.overload) whose parameters accept *args*, else
+    the generic kernel itself (its own binding then says what does not fit)."""
+    for candidate in kernel.overloads:
+        if len(args) != len(candidate.parameters):
+            break
+        try:
+            for parameter, value in zip(candidate.parameters, args):
+                if parameter.scalar is not None and _scalar_kind(value) != np.dtype(
+                        parameter.scalar).kind:
+                    raise TypeError(parameter.name)
+                parameter.bind(candidate, value)
+        except (TypeError, ValueError):
+            continue
+        return candidate
+    return kernel
+
+
+def _scalar_kind(value):
+    """NumPy's kind letter of a Python or NumPy scalar: an overload for ``int`` takes ints
+    and one for ``float`` floats (a scalar parameter alone would convert either)."""
+    if isinstance(value, (bool, np.bool_)):
+        return "b"
+    if isinstance(value, (int, np.integer)):
+        return np.dtype(type(value)).kind if isinstance(value, np.integer) else "i"
+    if isinstance(value, (float, np.floating)):
+        return "f"
+    return None
+
+
 def _warn_dim_like_shape(kernel, dims, args):
     for parameter, value in zip(kernel.parameters, args):
         if parameter.view_dtype is not None and tuple(getattr(value, "shape", ())) == dims \
@@ -282,21 +344,27 @@ def _warn_dim_like_shape(kernel, dims, args):
             return
 
 
-def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None):
+def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, record_cmd=False):
     """Run *kernel* on ``dim`` threads (an int or a tuple of up to 4 ints).
 
     ``inputs`` and ``outputs`` are the kernel's arguments, in order.  The
     device is taken from the array arguments unless given ("cpu", "cuda",
     "cuda:N").  CPU launches use every core and return when done; CUDA
     launches go on CuPy's current stream (or *stream*) and return at once.
+    With ``record_cmd=True`` nothing runs: the bound launch is returned, and its
+    ``launch()`` runs it.  Inside a CPU ``sim.capture`` a CPU launch is recorded
+    into the graph instead of run (launch_capture.py).
     """
     try:
         fast_launch = kernel.fast_launch  # a prepared CUDA signature's shortcut (cuda_fast_launch)
     except AttributeError:
         raise TypeError(f"kernel: expected a @sim.kernel, got {kernel!r}") from None
-    if fast_launch is not None and fast_launch(dim, inputs, outputs, device, stream):
+    if fast_launch is not None and not record_cmd \
+            and fast_launch(dim, inputs, outputs, device, stream):
         return
     args = [*inputs, *outputs]
+    if kernel.overloads:
+        kernel = _overload_for(kernel, args)
     if len(args) != len(kernel.parameters):
         names = ", ".join(p.name for p in kernel.parameters)
         raise TypeError(f"{kernel.__qualname__} takes {len(kernel.parameters)} arguments "
@@ -309,9 +377,22 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None):
                          f"{inferred_parameter!r} is on {inferred}")
     if len(dims) > 1:
         _warn_dim_like_shape(kernel, dims, args)
+    launcher = launcher_for(kernel, target, len(dims))
+    if record_cmd:
+        return launch_capture.RecordedLaunch(kernel, launcher if count else _no_launch, dims, count,
+                                      bound, stream, ordinal)
     if count == 0:
         return
-    launcher_for(kernel, target, len(dims))(dims, count, bound, stream=stream, ordinal=ordinal)
+    if target == "cpu":
+        graph = launch_capture.cpu_graph_recording()
+        if graph is not None:
+            graph.record(launcher, dims, count, bound)
+            return
+    launcher(dims, count, bound, stream=stream, ordinal=ordinal)
+
+
+def _no_launch(dims, count, args, stream=None, ordinal=None):
+    """The launcher of a recorded launch of no threads."""
 
 
 def synchronize():

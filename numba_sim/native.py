@@ -75,7 +75,7 @@ import threading
 
 import numpy as np
 from llvmlite import ir
-from numba.core import cgutils
+from numba.core import cgutils, types
 
 #: Oldest architecture supported by NVVM 13; device code built for it links
 #: into kernels for every newer one.
@@ -423,15 +423,17 @@ def call_native(context, builder, name, return_type, args):
     return builder.call(declare_native(context, builder, name, fnty), args)
 
 
-def alloca_floats(builder, values_or_count):
+def alloca_floats(builder, values_or_count, element=None):
     """A ``float*`` to a stack buffer in the function's entry block.
 
     ``values_or_count`` is either the number of floats to reserve or a list
-    of float32 LLVM values to store into the buffer.
+    of float32 LLVM values to store into the buffer. ``element`` gives
+    another element type (an ``ir.DoubleType()``, an ``ir.IntType(32)``).
     """
+    element = element or ir.FloatType()
     values = None if isinstance(values_or_count, int) else list(values_or_count)
     count = values_or_count if values is None else len(values)
-    buffer = cgutils.alloca_once(builder, ir.ArrayType(ir.FloatType(), count))
+    buffer = cgutils.alloca_once(builder, ir.ArrayType(element, count))
     zero = ir.Constant(ir.IntType(32), 0)
     pointer = builder.gep(buffer, [zero, zero], inbounds=True)
     for i, value in enumerate(values or ()):
@@ -440,7 +442,7 @@ def alloca_floats(builder, values_or_count):
 
 
 def load_floats(builder, pointer, count):
-    """Load ``count`` consecutive floats from the ``float*`` ``pointer``."""
+    """Load ``count`` consecutive floats (elements) from the ``float*`` ``pointer``."""
     return [
         builder.load(builder.gep(pointer, [ir.Constant(ir.IntType(32), i)], inbounds=True))
         for i in range(count)
@@ -450,29 +452,44 @@ def load_floats(builder, pointer, count):
 # --------------------------------------------------------------------------
 # Operations computed by an entry point (Python and both compiled targets)
 
+_LLVM_ELEMENTS = {np.float32: ir.FloatType, np.float64: ir.DoubleType,
+                  np.int32: lambda: ir.IntType(32)}
+_NUMBA_SCALARS = {np.float32: types.float32, np.float64: types.float64, np.int32: types.int32}
 
-def native_formula(name, result_size):
+
+def native_formula(name, result_size, dtype=np.float32, result_dtype=None, scalar_result=False):
     """An operation formula (see numba_sim.operations) computed by entry point *name*.
 
-    The entry point takes one ``const float*`` per argument (its components)
-    and a ``float*`` for the *result_size* result components.  In compiled
-    code the formula lowers to a call of the entry point (host library on the
-    CPU, linked device code on CUDA); in Python it calls the very same host
+    The entry point takes one ``const T*`` per argument (its components; a
+    scalar argument is one component), ``T`` the NumPy scalar type *dtype*
+    (float32 or float64, the arguments converted to it), and a pointer to
+    the *result_size* result components of *result_dtype* (default *dtype*;
+    ``scalar_result``: one component, returned as a scalar). In compiled code
+    the formula lowers to a call of the entry point (host library on the CPU,
+    linked device code on CUDA); in Python it calls the very same host
     function through ctypes, so all three compute identical numbers.
     """
+    result_dtype = result_dtype or dtype
 
     def formula(sig, *args):
-        first = args[0][0] if isinstance(args[0], list) else args[0]
+        args = [arg if isinstance(arg, list) else [arg] for arg in args]
+        first = args[0][0]
         if hasattr(first, "builder"):
             builder = first.builder
-            buffers = [alloca_floats(builder, [x.value for x in arg]) for arg in args]
-            out = alloca_floats(builder, result_size)
+            in_type = _NUMBA_SCALARS[dtype]
+            buffers = [alloca_floats(builder, [x.cast_to(in_type).value for x in arg],
+                                     _LLVM_ELEMENTS[dtype]()) for arg in args]
+            out = alloca_floats(builder, result_size, _LLVM_ELEMENTS[result_dtype]())
             call_native(first.context, builder, name, ir.VoidType(), [*buffers, out])
-            return load_floats(builder, out, result_size)
-        inputs = [np.ascontiguousarray(arg, dtype=np.float32) for arg in args]
-        out = np.empty(result_size, dtype=np.float32)
-        _host_function(name, len(args) + 1)(*[a.ctypes.data for a in inputs], out.ctypes.data)
-        return list(out)
+            values = [first._wrap(_NUMBA_SCALARS[result_dtype], v)
+                      for v in load_floats(builder, out, result_size)]
+        else:
+            inputs = [np.ascontiguousarray(arg, dtype=dtype) for arg in args]
+            out = np.empty(result_size, dtype=result_dtype)
+            _host_function(name, len(args) + 1)(*[a.ctypes.data for a in inputs],
+                                                out.ctypes.data)
+            values = list(out)
+        return values[0] if scalar_result else values
 
     formula.__name__ = f"native_{name}"
     return formula

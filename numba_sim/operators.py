@@ -6,8 +6,11 @@
 unary ``- +``; ``== !=``.  ``vec * vec`` is an error naming ``cw_mul`` and
 ``dot``.  Constructors follow API.md: ``vec3()`` zeros, ``vec3(s)`` fills,
 ``vec3(x, y, z)``, conversion from another vector of the same length,
-``mat33(1, ..., 9)`` by rows, ``quat(xyz, w)``, ``transform(p, q)``, and
-``transform()`` is the identity as in Warp.
+``mat33(1, ..., 9)`` by rows, ``quat(xyz, w)``, ``transform(p, q)``,
+``spatial_vector(w, v)`` from two vec3, and ``transform()`` is the identity as in
+Warp's Python scope.  Vectors and matrices of any size and scalar type
+(:func:`numba_sim.types.vector`, :func:`numba_sim.types.matrix`) get the same
+rules; the constructor of one made on demand is declared when it is made.
 """
 
 import operator
@@ -15,9 +18,11 @@ import operator
 from numba.core import types
 from numba.core.typing import signature
 
-from numba_sim import algebra
+from numba_sim import algebra, registry
+from numba_sim.lowering import operations as operations_lowering
 from numba_sim.operations import Variant, define, fail, is_scalar, is_value, scalar_for
-from numba_sim.types import CLASSES, KIND_MAT, KIND_QUAT, KIND_TRANSFORM, KIND_VEC
+from numba_sim.types import CLASSES, KIND_MAT, KIND_QUAT, KIND_TRANSFORM, KIND_VEC, on_new_spec
+from numba_sim.typing import operations as operations_typing
 from numba_sim.typing.value_types import VALUE_TYPES, ValueType, value_type_of
 
 V, N = ValueType, types.Number
@@ -250,6 +255,8 @@ def _flat_arity_message(spec):
         return (f"{spec.name}() takes no argument (identity), (p: vec3, q: quat), "
                 "7 scalars or a transform")
     extra = ", (xyz: vec3, w)" if spec.kind == KIND_QUAT else ""
+    if _takes_two_vec3(spec):
+        extra = ", (w: vec3, v: vec3)"
     return (f"{spec.name}() takes no argument (zeros), one scalar (fill), {spec.size} scalars"
             f"{extra} or a {spec.kind} of length {spec.size}")
 
@@ -269,6 +276,13 @@ def _constructor_typer(value_type):
         if spec.kind == KIND_QUAT and len(args) == 2 and is_value(args[0], KIND_VEC) \
                 and args[0].size == 3 and is_scalar(args[1]):
             return signature(value_type, value_type_of(KIND_VEC, dtype, (3,)), dtype)
+        if _takes_two_vec3(spec) and len(args) == 2 and all(
+                is_value(a, KIND_VEC) and a.size == 3 for a in args):
+            if any(a.dtype != dtype for a in args):
+                fail(name, args, f"{name}(w, v) takes two vec3 of {dtype}, as in Warp: write "
+                                 f"{value_type_of(KIND_VEC, args[0].dtype, (6,))}(w, v) for "
+                                 f"these, or convert the vectors first")
+            return signature(value_type, *args)
         if spec.kind == KIND_TRANSFORM and len(args) == 2 and is_value(args[0], KIND_VEC) \
                 and args[0].size == 3 and is_value(args[1], KIND_QUAT):
             return signature(value_type, value_type_of(KIND_VEC, dtype, (3,)),
@@ -283,6 +297,11 @@ def _constructor_typer(value_type):
     return typer
 
 
+def _takes_two_vec3(spec):
+    """6-vectors of floats (Warp's spatial vectors) are also built from two vec3 (w, v)."""
+    return spec.kind == KIND_VEC and spec.shape == (6,) and spec.is_float
+
+
 def _constructor_formula(sig, *args):
     spec = sig.return_type.spec
     flat = []
@@ -294,5 +313,20 @@ def _constructor_formula(sig, *args):
     return flat * spec.size if len(flat) == 1 else flat
 
 
-for _spec, _cls in CLASSES.items():
-    define(_cls, Variant(_constructor_typer(VALUE_TYPES[_spec]), _constructor_formula), name=_spec.name)
+def _define_constructor(spec):
+    define(CLASSES[spec], Variant(_constructor_typer(VALUE_TYPES[spec]), _constructor_formula),
+           name=spec.name)
+
+
+for _spec in list(CLASSES):
+    _define_constructor(_spec)
+
+
+@on_new_spec
+def _declare_constructor(spec):
+    """A vector or matrix type made on demand: its constructor joins the operation table,
+    typed and lowered on both targets (as the table's are at import)."""
+    _define_constructor(spec)
+    operations_typing.register_operations()
+    operations_lowering.register_operations()
+    registry.install()

@@ -8,6 +8,7 @@ argument, as Numba does.
 
 import builtins
 import inspect
+import typing
 
 import numpy as np
 
@@ -33,7 +34,10 @@ class Parameter:
                 self.scalar = arrays.element_dtype(annotation).type
         self.view_dtype = None
         """The element class a launcher views this array as (None: no view needed)."""
-        if self.array is not None:
+        self.generic = self.annotation is typing.Any or (self.array is not None
+                                                          and self.array.generic)
+        """Typed from the argument at launch (``typing.Any``, ``sim.array(dtype=Any)``)."""
+        if self.array is not None and not self.array.generic:
             if isinstance(self.array.dtype, type):
                 self.view_dtype = self.array.dtype
             self._storage_dtype, self._host_ndim = self.array.storage
@@ -55,6 +59,10 @@ class Parameter:
 
     def bind(self, kernel, value):
         """(the value passed to the launcher, its device or None)."""
+        if value is None and self.array is not None:
+            return self._null_array(kernel), None
+        if self.generic and self.array is not None:
+            return self._bind_generic_array(kernel, value)
         if self.array is not None:
             device = arrays.NUMPY_LIKE_ARRAYS.get(type(value))
             if device is not None and self._well_formed(value):
@@ -81,6 +89,34 @@ class Parameter:
             except (TypeError, ValueError):
                 self._fail(kernel, f"a {self.value_class.__name__} (or its components)", value)
         return value, _device_of_argument(value)
+
+    def _bind_generic_array(self, kernel, value):
+        """An array of any scalar dtype with the annotation's ndim, passed as it is."""
+        if not isinstance(value, np.ndarray) and not isinstance(getattr(value, "dtype", None),
+                                                                np.dtype):
+            if hasattr(value, "__cuda_array_interface__") or arrays.is_dlpack_cuda(value):
+                value = as_cuda_array(value)
+        device = arrays.device_of(value)
+        if device is None or value.ndim != self.array.ndim:
+            self._fail(kernel, f"{self.array!r}: an array with {self.array.ndim} dims (a generic "
+                               "array's elements are its scalars; sim.overload the kernel for "
+                               "value-type elements)", value,
+                       TypeError if device is None else ValueError)
+        return value, device
+
+    def _null_array(self, kernel):
+        """What ``None`` for an array parameter passes (Warp allows it: the array is then
+        null and unused): an empty NumPy array of the annotated dtype and ndim, so the kernel
+        keeps the signature of its other launches and ``a.shape`` is zeros.  It names no
+        device (the launch takes the device of the other arguments)."""
+        if self.generic:
+            self._fail(kernel, f"{self.array!r}: an array (None needs an array annotation with "
+                               f"a dtype, which a generic array has not)", None)
+        null = getattr(self, "_null", None)
+        if null is None:
+            shape = (0,) * self.array.ndim + tuple(self._trailing)
+            null = self._null = np.empty(shape, self._storage_dtype)
+        return null
 
     def _well_formed(self, value):
         """The checks of a NumPy-like array (dtype, ndim, shape and flags attributes)."""

@@ -173,10 +173,12 @@ def struct(cls):
     """Decorator: a Warp-style struct from a class with annotated fields."""
     import inspect
 
-    annotations = inspect.get_annotations(cls, eval_str=True)
-    if not annotations:
-        raise TypeError(f"@sim.struct {cls.__name__}: declare fields as annotations, e.g. "
-                        "'pos: sim.vec3'")
+    if any(base is not object for base in cls.__bases__):
+        # Warp's error type and words, so that ported code and tests see the same
+        raise RuntimeError(f"@sim.struct {cls.__name__}: a struct cannot derive from "
+                           f"{', '.join(b.__name__ for b in cls.__bases__)}; Warp structs must "
+                           "be defined as base classes")
+    annotations = inspect.get_annotations(cls, eval_str=True)  # none: an empty struct
     fields = tuple(Field(name, _field_kind(cls.__name__, name, annotation), annotation)
                    for name, annotation in annotations.items())
     namespace = {k: v for k, v in vars(cls).items() if k not in ("__dict__", "__weakref__")}

@@ -1,4 +1,5 @@
-"""``sim.tid()``: the index of the launched thread.
+"""``sim.tid()``: the index of the launched thread; ``sim.static(expr)``: a value
+computed when the kernel is compiled.
 
 Inside a ``@sim.kernel`` every ``tid()`` call is rewritten into the kernel's
 hidden thread-index parameter (see kernel_language.py), so a call that reaches
@@ -26,3 +27,11 @@ def tid():
 class TidOutsideKernel(AbstractTemplate):
     def generic(self, args, kws):
         raise TypingError(OUTSIDE_KERNEL)
+
+
+def static(expr):
+    """Warp's ``wp.static``: inside a kernel or func, ``sim.static(expr)`` is evaluated once,
+    when the body is compiled, in the function's globals and closure, and replaced by its
+    value (a constant, or an object such as a func or a type).  Outside a kernel it returns
+    *expr*."""
+    return expr

@@ -10,6 +10,7 @@ The Python classes are real values: construct, index, ``+ - * / @``, unary
 the same component formulas (:mod:`numba_sim.algebra`) as compiled code.
 """
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,10 +20,29 @@ KIND_VEC, KIND_MAT, KIND_QUAT, KIND_TRANSFORM = "vec", "mat", "quat", "transform
 _DTYPE_SUFFIXES = {
     np.dtype(np.float32): ("", "f"),
     np.dtype(np.float64): ("d",),
+    np.dtype(np.int8): ("b",),
+    np.dtype(np.uint8): ("ub",),
+    np.dtype(np.int16): ("s",),
+    np.dtype(np.uint16): ("us",),
     np.dtype(np.int32): ("i",),
+    np.dtype(np.uint32): ("ui",),
+    np.dtype(np.int64): ("l",),
+    np.dtype(np.uint64): ("ul",),
 }
+"""The scalar types of vectors and matrices (Warp's, float16 aside), with the suffixes of
+their names (Warp's: ``vec3ub`` is a vector of uint8)."""
+
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+"""The scalar types of quaternions and transforms (and of the spatial types)."""
 
 COMPONENT_NAMES = "xyzw"
+
+SPATIAL_STEMS = {KIND_VEC: ((6,), "spatial_vector"), KIND_MAT: ((6, 6), "spatial_matrix")}
+"""Warp's names of the float 6-vectors and 6x6 matrices (``spatial_vector``,
+``spatial_matrixd``)."""
+
+TRANSFORM_ALIAS = "spatial_transform"
+"""Older Warp's name of the transform, kept as an alias (``spatial_transformd``)."""
 
 
 @dataclass(frozen=True)
@@ -41,13 +61,19 @@ class ValueSpec:
     def names(self):
         """Public name first, then aliases (``vec3``, ``vec3f``)."""
         suffixes = _DTYPE_SUFFIXES[self.dtype]
-        if self.kind == KIND_VEC:
+        spatial = SPATIAL_STEMS.get(self.kind)
+        if spatial is not None and spatial[0] == self.shape and self.is_float:
+            stem = spatial[1]
+        elif self.kind == KIND_VEC:
             stem = f"vec{self.shape[0]}"
         elif self.kind == KIND_MAT:
             stem = f"mat{self.shape[0]}{self.shape[1]}"
         else:
             stem = self.kind
-        return tuple(stem + suffix for suffix in suffixes)
+        names = tuple(stem + suffix for suffix in suffixes)
+        if self.kind == KIND_TRANSFORM:
+            names += tuple(TRANSFORM_ALIAS + suffix for suffix in suffixes)
+        return names
 
     @property
     def name(self):
@@ -62,32 +88,82 @@ class ValueSpec:
         return self.dtype.kind == "f"
 
     @property
+    def is_square(self):
+        return self.kind == KIND_MAT and self.shape[0] == self.shape[1]
+
+    @property
     def length(self):
         """``len(v)``: components of a vector-like value, rows of a matrix."""
         return self.shape[0]
 
 
 def _build_table():
-    f32, f64, i32 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32)
-    table = [ValueSpec(KIND_VEC, (n,), dt) for dt in (f32, f64, i32) for n in (2, 3, 4)]
+    """Warp's predefined value types (the aliases of warp/types.py, float16 aside)."""
+    f32, f64 = FLOAT_DTYPES
+    table = [ValueSpec(KIND_VEC, (n,), dt) for dt in _DTYPE_SUFFIXES for n in (2, 3, 4)]
     table += [ValueSpec(KIND_MAT, (n, n), dt) for dt in (f32, f64) for n in (2, 3, 4)]
     table += [ValueSpec(KIND_QUAT, (4,), dt) for dt in (f32, f64)]
     table += [ValueSpec(KIND_TRANSFORM, (7,), dt) for dt in (f32, f64)]
+    table += [ValueSpec(KIND_VEC, (6,), dt) for dt in (f32, f64)]
+    table += [ValueSpec(KIND_MAT, (6, 6), dt) for dt in (f32, f64)]
     return tuple(table)
 
 
 VALUE_TABLE = _build_table()
+"""Warp's predefined value types; vectors and matrices of other sizes join :data:`SPECS`
+on demand (:func:`vector`, :func:`matrix`)."""
+
+SPECS = {(spec.kind, spec.shape, spec.dtype): spec for spec in VALUE_TABLE}
+"""Every value type made so far, keyed by (kind, shape, dtype): the table's, then the
+generic vectors and matrices made on demand."""
 
 SPEC_BY_NAME = {spec.name: spec for spec in VALUE_TABLE}
+"""The spec of each value type's name (the generic ones join when made)."""
+
+_NEW_SPEC_LISTENERS = []
+_generic_lock = threading.RLock()
+
+
+def on_new_spec(listener):
+    """Call ``listener(spec)`` for every value type made on demand from now on (the typing
+    and the constructor of a new vector or matrix type are made this way)."""
+    _NEW_SPEC_LISTENERS.append(listener)
+    return listener
 
 
 def find_spec(kind, dtype, shape):
-    """The spec of *kind* with *dtype* and *shape*, or None."""
-    dtype = np.dtype(dtype)
-    for spec in VALUE_TABLE:
-        if spec.kind == kind and spec.dtype == dtype and spec.shape == tuple(shape):
-            return spec
-    return None
+    """The spec of *kind* with *dtype* and *shape*, or None when there is no such type.
+
+    Vectors and matrices of any size and of every scalar type of :data:`_DTYPE_SUFFIXES`
+    exist: one missing so far is made here (and declared to Numba by the listeners).
+    """
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        return None
+    shape = tuple(shape)
+    spec = SPECS.get((kind, shape, dtype))
+    if spec is not None or kind not in (KIND_VEC, KIND_MAT):
+        return spec
+    valid_shape = len(shape) == (1 if kind == KIND_VEC else 2) and all(
+        isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1 for n in shape)
+    if not valid_shape or dtype not in _DTYPE_SUFFIXES:
+        return None
+    return _make_generic(ValueSpec(kind, tuple(int(n) for n in shape), dtype))
+
+
+def _make_generic(spec):
+    with _generic_lock:
+        key = (spec.kind, spec.shape, spec.dtype)
+        if key in SPECS:
+            return SPECS[key]
+        cls = CLASSES[spec] = _make_class(spec, module=__name__)
+        globals()[spec.name] = cls  # reachable by name, as Numba wants its typing keys
+        for listener in _NEW_SPEC_LISTENERS:
+            listener(spec)
+        SPEC_BY_NAME[spec.name] = spec
+        SPECS[key] = spec  # published last: other threads see it complete
+        return spec
 
 
 def vec_spec(n, dtype):
@@ -228,7 +304,9 @@ class Value:
         return hash((self.spec.name, self._storage.tobytes()))
 
     def __reduce__(self):
-        return type(self)._from_components, (self._storage.reshape(-1).tolist(),)
+        spec = self.spec
+        flat = self._storage.reshape(-1).tolist()
+        return _unpickle, (spec.kind, spec.shape, spec.dtype.str, flat)
 
     def __copy__(self):
         return self
@@ -275,15 +353,87 @@ def _install_operators():
 _install_operators()
 
 
-def _make_class(spec):
+def _make_class(spec, module="numba_sim"):
+    """The class of *spec*: Warp's predefined types live in ``numba_sim``, vectors and
+    matrices made on demand in ``numba_sim.types`` (``numba_sim.types.vec5``)."""
     doc = (f"Warp's ``{spec.name}``: {spec.kind} of shape {spec.shape}, "
            f"{spec.dtype.name} storage.")
     return type(spec.name, (Value,), {"__slots__": (), "spec": spec, "__doc__": doc,
-                                      "__module__": "numba_sim"})
+                                      "__module__": module})
 
 
 CLASSES = {spec: _make_class(spec) for spec in VALUE_TABLE}
-"""The Python class of each spec."""
+"""The Python class of each spec (generic vectors and matrices join when made)."""
+
+
+def _unpickle(kind, shape, dtype, components):
+    return CLASSES[find_spec(kind, dtype, shape)]._from_components(components)
 
 PUBLIC_NAMES = {name: CLASSES[spec] for spec in VALUE_TABLE for name in spec.names}
 """Every public name and alias (``vec3``, ``vec3f``, ...) to its class."""
+
+
+# --------------------------------------------------------------------------
+# Type factories (Warp's warp.types.vector, matrix, quaternion, transformation)
+
+_PYTHON_SCALARS = {float: np.dtype(np.float32), int: np.dtype(np.int32)}
+"""Python's ``float`` and ``int`` as a dtype mean float32 and int32 (Warp's rule)."""
+
+
+def scalar_dtype(dtype, parameter="dtype", allowed=None):
+    """The NumPy dtype named by *dtype* (``sim.float32``, ``np.float64``, a NumPy dtype,
+    a Numba scalar type, Python's ``float`` / ``int``), checked against *allowed*
+    (default: the scalar types of vectors and matrices); else a TypeError naming
+    *parameter*."""
+    allowed = tuple(_DTYPE_SUFFIXES) if allowed is None else allowed
+    resolved = _PYTHON_SCALARS.get(dtype) if isinstance(dtype, type) else None
+    if resolved is None and not isinstance(dtype, (bool, int, float, str)) and dtype is not None:
+        try:
+            resolved = np.dtype(dtype)
+        except TypeError:
+            try:  # a Numba scalar type (numba.float32) names its NumPy type
+                resolved = np.dtype(str(dtype)) if hasattr(dtype, "bitwidth") else None
+            except TypeError:
+                resolved = None
+    if resolved is None or resolved not in allowed:
+        names = ", ".join(d.name for d in allowed)
+        raise TypeError(f"{parameter} must be one of the scalar types {names} (or Python's float "
+                        f"/ int for float32 / int32), not {dtype!r}")
+    return resolved
+
+
+def _positive_int(value, parameter):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise TypeError(f"{parameter} must be a positive int, not {value!r}")
+    return int(value)
+
+
+def vector(length, dtype=float):
+    """The vector type of *length* components of *dtype* (Warp's ``warp.types.vector``).
+
+    Any length and every scalar type of Warp's vectors (int8 ... uint64, float32,
+    float64) exist; the same arguments give the same class each time, and Warp's
+    predefined types come back as themselves (``vector(3, float32) is vec3``,
+    ``vector(6, float64) is spatial_vectord``).
+    """
+    length = _positive_int(length, "length")
+    return CLASSES[find_spec(KIND_VEC, scalar_dtype(dtype), (length,))]
+
+
+def matrix(shape, dtype=float):
+    """The matrix type of *shape* ``(rows, cols)`` of *dtype* (Warp's ``warp.types.matrix``);
+    rows and columns of any size, square or not, and every scalar type of :func:`vector`."""
+    if not isinstance(shape, (tuple, list)) or len(shape) != 2:
+        raise TypeError(f"shape must be a (rows, cols) tuple, not {shape!r}")
+    rows, cols = (_positive_int(n, f"shape[{i}]") for i, n in enumerate(shape))
+    return CLASSES[find_spec(KIND_MAT, scalar_dtype(dtype), (rows, cols))]
+
+
+def quaternion(dtype=float):
+    """The quaternion type of *dtype*, float32 or float64 (Warp's ``warp.types.quaternion``)."""
+    return CLASSES[find_spec(KIND_QUAT, scalar_dtype(dtype, allowed=FLOAT_DTYPES), (4,))]
+
+
+def transformation(dtype=float):
+    """The transform type of *dtype*, float32 or float64 (Warp's ``warp.types.transformation``)."""
+    return CLASSES[find_spec(KIND_TRANSFORM, scalar_dtype(dtype, allowed=FLOAT_DTYPES), (7,))]

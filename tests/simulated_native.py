@@ -92,5 +92,7 @@ def install():
     mesh_build_cuda.native_add_vertex_normals = _add_vertex_normals
     mesh_build_cuda.native_leaf_triangle = lambda mesh, i: (
         library.sim_mesh_leaf_triangle(handle(mesh), int(i)))
+    mesh_build_cuda.native_solid_angle_level_node = lambda mesh, k, i: (
+        library.sim_mesh_solid_angle_level_node(handle(mesh), int(k), int(i)))
     mesh_build_cuda._host_copy = lambda array: array.copy_to_host()
     cuda_radix_sort.sort_pairs = _sort_pairs

@@ -13,13 +13,17 @@ from numba_sim.typing.value_types import ValueType
 V2, V3, V3D, V3I, V4 = sim.vec2(), sim.vec3(1, 2, 3), sim.vec3d(), sim.vec3i(1, 2, 3), sim.vec4()
 Q, QD, T = sim.quat(0, 0, 0, 1), sim.quatd(0, 0, 0, 1), sim.transform()
 M33 = sim.mat33()
+M23, M55 = sim.types.matrix((2, 3), np.float32)(), sim.types.matrix((5, 5), np.float32)()
+SV, SVD = sim.spatial_vector(), sim.spatial_vectord()
 
 CASES = [
     (lambda v: sim.normalize(v), (V3I,), ["normalize", "vec3i", "integer"]),
     (lambda v: sim.length(v), (V3I,), ["length", "vec3i", "integer"]),
     (lambda a, b: sim.cross(a, b), (V2, V2), ["cross", "vec2", "3-vectors"]),
-    (lambda v: sim.determinant(v), (V4,), ["determinant(vec4)", "square matrix"]),
-    (lambda v: sim.inverse(v), (V3,), ["inverse(vec3)", "square matrix"]),
+    (lambda v: sim.determinant(v), (V4,), ["determinant(vec4)", "2x2, 3x3 or 4x4 matrix"]),
+    (lambda v: sim.inverse(v), (V3,), ["inverse(vec3)", "2x2, 3x3 or 4x4 matrix"]),
+    (lambda m: sim.determinant(m), (M55,), ["determinant(mat55)", "2x2, 3x3 or 4x4 matrix"]),
+    (lambda m: sim.trace(m), (M23,), ["trace(mat23)", "square matrix"]),
     (lambda x: sim.sin(x), (3,), ["sin(int64)", "floating-point", "float32(x)"]),
     (lambda v: sim.sqrt(v), (V3,), ["sqrt(vec3)", "sqrt(scalar)"]),
     (lambda x, y: sim.atan2(x, y), (1, 2), ["atan2(int64, int64)", "floating-point"]),
@@ -28,9 +32,25 @@ CASES = [
     (lambda a, b: sim.lerp(a, b, a), (V3, V3),
      ["lerp(vec3, vec3, vec3)", "lerp(vector, vector, scalar)"]),
     (lambda a, b: sim.mul(a, b), (V3, V3), ["cw_mul", "dot", "vec3"]),
-    (lambda a, b: sim.outer(a, b), (V2, V3), ["outer(vec2, vec3)", "2x3"]),
-    (lambda v: sim.diag(v), (V3I,), ["diag(vec3i)", "int32"]),
-    (lambda a, b: sim.matrix_from_rows(a, b), (V3, V3), ["matrix_from_rows(vec3, vec3)", "2x3"]),
+    (lambda a, b: sim.outer(a, b), (V2, Q), ["outer(vec2, quat)", "outer(vector, vector)"]),
+    (lambda a, b: sim.matrix_from_rows(a, b), (V3, V2),
+     ["matrix_from_rows(vec3, vec2)", "one type"]),
+    (lambda a, b: a @ b, (M23, M23), ["mat23, mat23", "inner dimensions differ (3 and 2)"]),
+    (lambda v: sim.spatial_top(v), (V3,), ["spatial_top(vec3)", "spatial_top(spatial_vector)"]),
+    (lambda v: sim.spatial_bottom(v), (sim.types.vector(6, np.int32)(),),
+     ["spatial_bottom(vec6i)", "floating-point"]),
+    (lambda a, b: sim.spatial_dot(a, b), (SV, SVD), ["spatial_dot(spatial_vector, spatial_vectord)",
+                                                     "one type"]),
+    (lambda t, p: sim.transform_set_translation(t, p), (T, V3),
+     ["transform_set_translation(transform, vec3)", "xform.p = p",
+      "transform_set_translation_copy(xform, p)"]),
+    (lambda t, q: sim.transform_set_rotation(t, q), (T, Q),
+     ["transform_set_rotation(transform, quat)", "xform.q = q"]),
+    (lambda p, q: sim.transformation(p, q), (V3, QD), ["transformation(vec3, quatd)",
+                                                        "one scalar type"]),
+    (lambda: sim.quat_identity(dtype=np.int32), (),
+     ["quat_identity", "int32", "float32 or float64"]),
+    (lambda: sim.quat_identity(dtype=np.float32, n=3), (), ["unexpected keyword argument 'n'"]),
     (lambda a, b: sim.matrix_from_cols(a, b), (V3, V3D),
      ["matrix_from_cols(vec3, vec3d)", "one type"]),
     (lambda q, a: sim.quat_to_axis_angle(q, a, 0.0), (Q, V3),
@@ -43,8 +63,7 @@ CASES = [
     (lambda x: sim.isnan(x), (T,), ["isnan(transform)"]),
     (lambda v: sim.abs(v), (Q,), ["abs(quat)", "abs(vector)"]),
     (lambda n: sim.identity(n), (3,), ["identity", "compile-time constant", "int64"]),
-    (lambda: sim.identity(5), (), ["identity", "5x5"]),
-    (lambda: sim.identity(3, np.int32), (), ["identity", "int32"]),
+    (lambda: sim.identity(0), (), ["identity", "n must be at least 1"]),
     (lambda: sim.quat_identity(np.int32), (), ["quat_identity", "int32", "float32 or float64"]),
     (lambda v: sim.transform_identity(v), (V3,), ["transform_identity", "dtype", "vec3"]),
 ]
@@ -65,7 +84,10 @@ def test_compile_time_errors_name_the_types(fn, args, fragments):
     (lambda: sim.cross(V2, V2), "3-vectors"),
     (lambda: sim.sin(3), "floating-point"),
     (lambda: sim.quat_rotate(QD, V3), "one scalar type"),
-    (lambda: sim.identity(5), "5x5"),
+    (lambda: sim.determinant(M55), "2x2, 3x3 or 4x4 matrix"),
+    (lambda: sim.transform_set_rotation(T, Q), "transform_set_rotation_copy"),
+    (lambda: sim.quat_identity(dtype=np.int32), "float32 or float64"),
+    (lambda: sim.identity(3, dtyp=np.float32), "unexpected keyword argument 'dtyp'"),
     (lambda: sim.quat_to_axis_angle(Q, V3, 0.0), "axis, angle = quat_to_axis_angle(q)"),
 ])
 def test_python_errors_match_compiled_ones(call, fragment):
@@ -74,8 +96,9 @@ def test_python_errors_match_compiled_ones(call, fragment):
 
 
 def test_non_square_matrix_shapes_are_rejected_by_name():
-    """numba_sim has square matrices only, but the typing rejects others by name."""
+    """determinant and inverse take Warp's 2x2 to 4x4 matrices, trace any square one."""
     mat23 = ValueType(ValueSpec(KIND_MAT, (2, 3), np.dtype(np.float32)))
     for builtin in (sim.determinant, sim.inverse, sim.trace):
-        with pytest.raises(TypingError, match=rf"{builtin.__name__}\(mat23\).*square matrix"):
+        expected = rf"{builtin.__name__}\(mat23\).*(square matrix|3x3 or 4x4 matrix)"
+        with pytest.raises(TypingError, match=expected):
             OPERATIONS[builtin].resolve((mat23,))

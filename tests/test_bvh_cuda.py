@@ -109,6 +109,7 @@ BUILD_KERNEL_ARGTYPES = {
         (types.uint64, BOXES, INDICES, BOXES, BOXES, INDICES, BOXES, BOXES, types.int64,
          types.int64),
     mesh_build_cuda.face_step_kernel: (types.uint64, types.int64, types.int64),
+    mesh_build_cuda.solid_angle_kernel: (types.uint64, types.int64, types.int64),
     mesh_build_cuda.clear_kernel: (FLOATS, types.int64),
 }
 
@@ -206,6 +207,69 @@ SIMULATED_LBVH = textwrap.dedent("""
 
 def test_gpu_lbvh_build_in_the_cuda_simulator_equals_the_cpu_build(tmp_path):
     assert simulated_native.run(SIMULATED_LBVH, tmp_path).strip().endswith("built")
+
+
+SIMULATED_GROUPS = textwrap.dedent("""
+    import ctypes
+    import numpy as np
+    from numba import cuda
+    from numba_sim.spatial import bvh_build_cuda as build
+    from numba_sim.spatial.bvh import Bvh
+    from numba_sim.spatial.bvh_query import bvh_get_group_root, bvh_query_aabb
+    from simulated_native import handle, library
+
+    rng = np.random.default_rng(1)
+    n = 200
+    lowers = rng.uniform(0, 1, (n, 3)).astype(np.float32)
+    uppers = (lowers + 0.05).astype(np.float32)
+    groups = rng.choice(np.array([3, 8, 40], np.int32), n)
+    gpu = build.CudaBvhStorage(cuda.to_device(lowers), cuda.to_device(uppers), 0, groups=groups)
+    gpu.build(0, 2)  # SAH: on the host, copied; then the group tables and descriptor words
+    cpu = Bvh(lowers, uppers, constructor="sah", leaf_size=2, groups=groups)
+    for group in (3, 8, 40, 5):
+        root = library.sim_bvh_group_root(handle(gpu.id), group)
+        assert root == bvh_get_group_root(cpu, group), (group, root)
+    assert np.array_equal(np.asarray(gpu.nodes), cpu._storage.nodes)
+    # the simulated descriptor is in host memory: the host library walks it
+    library.sim_bvh_query_aabb_begin.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int]
+    library.sim_bvh_query_aabb_next.argtypes = [ctypes.c_void_p]
+    lo, hi = np.full(3, 0.2, np.float32), np.full(3, 0.6, np.float32)
+    for group in (3, 8, 40):
+        root = library.sim_bvh_group_root(handle(gpu.id), group)
+        state = np.zeros(22, np.uint64)
+        library.sim_bvh_query_aabb_begin(state.ctypes.data, gpu.id, lo.ctypes.data,
+                                         hi.ctypes.data, root)
+        found = []
+        while (item := library.sim_bvh_query_aabb_next(state.ctypes.data)) >= 0:
+            found.append(item)
+        assert sorted(found) == sorted(bvh_query_aabb(cpu, lo, hi, root)), group
+        assert all(groups[i] == group for i in found)
+    print("built")
+""")
+
+
+def test_gpu_grouped_build_in_the_cuda_simulator_equals_the_cpu_build(tmp_path):
+    assert simulated_native.run(SIMULATED_GROUPS, tmp_path).strip().endswith("built")
+
+
+def group_queries_kernel(bvh, groups, lowers, uppers, counts):
+    i = cuda.grid(1)
+    if i < lowers.shape[0]:
+        lo = sim.vec3(lowers[i, 0], lowers[i, 1], lowers[i, 2])
+        hi = sim.vec3(uppers[i, 0], uppers[i, 1], uppers[i, 2])
+        root = spatial.bvh_get_group_root(bvh, groups[i])
+        count = 0
+        for j in spatial.bvh_query_aabb(bvh, lo, hi, root):
+            count += 1
+        for j in spatial.bvh_query_ray(bvh, lo, hi - lo, root):
+            count += j
+        counts[i] = count
+
+
+@pytest.mark.parametrize("tree_type", [bvh_type, types.uint64], ids=["Bvh", "uint64"])
+def test_group_query_kernel_links_offline(offline_cuda, tree_type):
+    argtypes = (tree_type, INDICES, BOXES, BOXES, INDICES)
+    assert offline_cuda.cubin(group_queries_kernel, argtypes, cc=(7, 5))[:4] == b"\x7fELF"
 
 
 def test_gpu_test_kernels_link_offline(offline_cuda):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import numba_sim as sim
+from numba_sim import cpu_scheduling
 
 GRAVITY = sim.vec3(0.0, -9.8, 0.0)
 DT = 1.0 / 60.0
@@ -122,11 +123,22 @@ def record_thread(ids: sim.array(dtype=sim.int32)):
 
 
 def test_large_launch_runs_on_several_threads():
-    ids = np.full(100_000, -1, np.int32)
-    sim.launch(record_thread, dim=ids.shape[0], inputs=[ids])
-    assert (ids >= 0).all()
-    if numba.get_num_threads() >= 2:
-        assert len(np.unique(ids)) >= 2
+    """On a free machine a large launch uses several threads (a busy one keeps it on one:
+    cpu_scheduling.py); the work stealing of TBB may leave one launch to the calling
+    thread alone, so a few are tried."""
+    ids = np.full(1_000_000, -1, np.int32)
+    used = set()
+    for _ in range(10):
+        sim.launch(record_thread, dim=ids.shape[0], inputs=[ids])
+        assert (ids >= 0).all()
+        used.add(len(np.unique(ids)))
+        if max(used) >= 2:
+            break
+    if numba.get_num_threads() < 2:
+        pytest.skip("one Numba thread")
+    if cpu_scheduling.machine_busy():
+        pytest.skip("other processes fill every core: launches stay on one thread by design")
+    assert max(used) >= 2
 
 
 def test_launches_from_four_python_threads_at_once():

@@ -507,14 +507,20 @@ def test_cuda_mesh_passed_to_cpu_code_is_refused():
 def test_native_layouts_match():
     from numba_sim.spatial.common import (
         MESH_BVH_OFFSET,
+        MESH_EDGE_LENGTH_SUM_OFFSET,
         MESH_HIT_BYTES,
+        MESH_SOLID_ANGLE_OFFSET,
+        MESH_VELOCITIES_OFFSET,
         MESH_WORDS,
+        SOLID_ANGLE_PROPS_FLOATS,
         host_functions,
     )
 
-    sizes = np.zeros(3, np.int32)
+    sizes = np.zeros(7, np.int32)
     host_functions["sim_mesh_layout"](sizes.ctypes.data)
-    assert sizes.tolist() == [8 * MESH_WORDS, MESH_HIT_BYTES, MESH_BVH_OFFSET]
+    assert sizes.tolist() == [8 * MESH_WORDS, MESH_HIT_BYTES, MESH_BVH_OFFSET,
+                              MESH_EDGE_LENGTH_SUM_OFFSET, MESH_SOLID_ANGLE_OFFSET,
+                              4 * SOLID_ANGLE_PROPS_FLOATS, MESH_VELOCITIES_OFFSET]
 
 
 def test_public_names():

@@ -40,7 +40,16 @@ def mesh_queries_kernel(mesh, queries, out):
         for f in sim.mesh_query_aabb(mesh, p, p + sim.vec3(0.1, 0.1, 0.1)):
             count += f
         x = sim.mesh_eval_position(mesh, q.face, q.u, q.v)
-        out[i] = q.sign + r.t + r.normal.z + x.x + float(count) + (1.0 if q.result else 0.0)
+        a = sim.mesh_query_point_no_sign(mesh, p, 10.0)
+        b = sim.mesh_query_point_sign_normal(mesh, p, 10.0)
+        c = sim.mesh_query_point_sign_normal(mesh, p, 10.0, 0.01)
+        d = sim.mesh_query_furthest_point_no_sign(mesh, p, 0.0)
+        w = sim.mesh_query_point_sign_winding_number(mesh, p, 10.0)
+        g = sim.mesh_query_ray(mesh, p, sim.vec3(0.0, 0.0, 1.0), 10.0,
+                               sim.mesh_get_group_root(mesh, 3))
+        vel = sim.mesh_eval_velocity(mesh, q.face, q.u, q.v)
+        out[i] = (q.sign + r.t + r.normal.z + x.x + float(count) + (1.0 if q.result else 0.0)
+                  + a.u + b.sign + c.sign + d.v + w.sign + g.t + vel.y)
 
 
 @pytest.mark.parametrize("handle", [mesh_type, types.uint64], ids=["Mesh", "uint64"])
@@ -92,22 +101,26 @@ SIMULATED_MESH = textwrap.dedent("""
     from numba import cuda
     from numba_sim.spatial import mesh_build_cuda
     from numba_sim.spatial.bvh import counts
-    from numba_sim.spatial.common import MESH_BVH_OFFSET
+    from numba_sim.spatial.common import MESH_BVH_OFFSET, MESH_EDGE_LENGTH_SUM_OFFSET
     from numba_sim.spatial.mesh import Mesh
     from numba_sim.spatial.mesh_query import mesh_query_point
     from mesh_shapes import torus
     from simulated_native import at, handle, library
 
     points, faces = torus(rings=10, sides=6)
-    cpu = Mesh(points, faces, bvh_constructor="lbvh")
+    cpu = Mesh(points, faces, bvh_constructor="lbvh", support_winding_number=True)
     gpu_points = cuda.to_device(points)
-    gpu = mesh_build_cuda.CudaMeshStorage(gpu_points, cuda.to_device(faces), 0)
+    gpu = mesh_build_cuda.CudaMeshStorage(gpu_points, cuda.to_device(faces), 0,
+                                          support_winding_number=True)
     gpu.build(2, 4)
     storage = cpu._storage
     assert np.array_equal(np.asarray(gpu.edge_faces), storage.edge_faces)
     assert np.array_equal(np.asarray(gpu.tri_lowers), storage.tri_lowers)
     assert np.allclose(np.asarray(gpu.vertex_normals), storage.vertex_normals, atol=1e-5)
     assert counts(gpu.id + MESH_BVH_OFFSET) == storage.bvh_counts()
+    edge_length_sum = MESH_EDGE_LENGTH_SUM_OFFSET // 4  # float32 slot of edge_length_sum
+    assert np.isclose(np.asarray(gpu.descriptor).view(np.float32)[edge_length_sum],
+                      storage.descriptor.view(np.float32)[edge_length_sum], rtol=1e-5)
 
     rng = np.random.default_rng(0)
     queries = rng.uniform(-1.5, 1.5, (200, 3)).astype(np.float32)
@@ -126,9 +139,60 @@ SIMULATED_MESH = textwrap.dedent("""
     assert np.array_equal(np.asarray(gpu.leaf_points), storage.leaf_points)
     reachable = storage.refit_order[: storage.bvh_counts()[1]]
     assert np.array_equal(np.asarray(gpu.bvh.nodes)[reachable], storage.nodes[reachable])
+    # the solid-angle expansions of the reachable nodes, level by level on the GPU
+    assert np.allclose(np.asarray(gpu.solid_angle_props)[reachable],
+                       storage.solid_angle_props[reachable], rtol=1e-5, atol=1e-6)
     print("built")
 """)
 
 
 def test_cuda_mesh_build_in_the_simulator_answers_like_the_cpu_mesh(tmp_path):
     assert simulated_native.run(SIMULATED_MESH, tmp_path).strip().endswith("built")
+
+
+SIMULATED_GROUPED_MESH = textwrap.dedent("""
+    import ctypes
+    import numpy as np
+    from numba import cuda
+    from numba_sim.spatial import mesh_build_cuda
+    from numba_sim.spatial.mesh import Mesh
+    from numba_sim.spatial.mesh_query import mesh_get_group_root, mesh_query_ray
+    from mesh_shapes import torus
+    from simulated_native import at, handle, library
+
+    points, faces = torus(rings=10, sides=6)
+    groups = (np.arange(len(faces)) % 3).astype(np.int32) * 5
+    cpu = Mesh(points, faces, groups=groups, bvh_constructor="median")
+    gpu = mesh_build_cuda.CudaMeshStorage(cuda.to_device(points), cuda.to_device(faces), 0,
+                                          groups=groups)  # (checked on the host by Mesh)
+    gpu.build(1, 4)  # median: on the host, copied, with the group tables
+    velocities = (points * 3).astype(np.float32)
+    gpu.set_velocities(cuda.to_device(velocities))
+    out = np.zeros(3, np.float32)
+    library.sim_mesh_eval_velocity.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_float,
+                                               ctypes.c_float, ctypes.c_void_p]
+    library.sim_mesh_eval_velocity(handle(gpu.id), 5, 0.25, 0.5, at(out))
+    v = velocities[faces[5]]
+    assert np.allclose(out, 0.25 * v[0] + 0.5 * v[1] + 0.25 * v[2], atol=1e-6)
+    library.sim_mesh_query_ray.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_float,
+                                           ctypes.c_void_p, ctypes.c_int]
+    rng = np.random.default_rng(2)
+    for group in (0, 5, 10, 7):
+        root = library.sim_mesh_get_group_root(handle(gpu.id), group)
+        assert root == mesh_get_group_root(cpu, group), group
+        for start in rng.uniform(-1.5, 1.5, (20, 3)).astype(np.float32):
+            d = (-start).astype(np.float32)
+            hit = np.zeros(8, np.uint32)
+            found = library.sim_mesh_query_ray(handle(gpu.id), at(start), at(d), 10.0, at(hit),
+                                               root)
+            expected = mesh_query_ray(cpu, start, d, 10.0, root)
+            assert bool(found) == expected.result
+            assert hit.view(np.int32)[7] == expected.face
+            if found and root >= 0:
+                assert groups[expected.face] == group
+    print("built")
+""")
+
+
+def test_grouped_cuda_mesh_build_in_the_simulator_answers_like_the_cpu_mesh(tmp_path):
+    assert simulated_native.run(SIMULATED_GROUPED_MESH, tmp_path).strip().endswith("built")

@@ -3,9 +3,9 @@
 Skipped when warp-lang is not installed. Closest points: the same distance
 (1e-5 relative) and, for the same face, the same u and v; the same sign
 for points farther than 1e-3 from the surface (Warp casts rays, numba_sim
-uses pseudo-normals: on closed meshes they agree). Rays: the same t, face,
-sign and normal, and u, v within 1e-4 (both run the watertight test in
-float32, with their own roundings).
+uses pseudo-normals: on closed meshes they agree). Rays: the same face, and
+for it the same t, u, v, sign and normal bit for bit (the same watertight
+test, operation for operation).
 """
 
 import numpy as np
@@ -92,6 +92,7 @@ def test_rays_equal_warps(warp_queries, shape):
     assert same.mean() > 0.99
     assert np.allclose(out[found, 0], warp_out[found, 0], rtol=1e-5, atol=1e-6)
     both = same & found
-    assert np.allclose(out[both, 1:3], warp_out[both, 1:3], atol=1e-4)  # u, v (grazing: ~1e-5)
+    # the same watertight test, operation for operation: t, u, v and normal bit for bit
+    assert np.array_equal(out[both, 0:3], warp_out[both, 0:3])
     assert np.array_equal(out[both, 3], warp_out[both, 3])  # sign
-    assert np.allclose(out[both, 4:7], warp_out[both, 4:7], atol=1e-6)  # normal
+    assert np.array_equal(out[both, 4:7], warp_out[both, 4:7])  # normal

@@ -69,10 +69,37 @@ def test_unsupported_field_types_are_rejected_naming_the_field():
         @sim.struct
         class Bad:
             name: str
-    with pytest.raises(TypeError, match="declare fields"):
+    with pytest.raises(RuntimeError, match="a struct cannot derive from Particle; Warp structs must "
+                                           "be defined as base classes$"):
         @sim.struct
-        class Empty:
-            pass
+        class Child(Particle):
+            extra: int
+
+
+@sim.struct
+class Empty:
+    pass
+
+
+@sim.struct
+class EmptyNest:
+    a: Empty
+    z: int
+
+
+@sim.kernel
+def read_nested_empty(s: EmptyNest, out: sim.array(dtype=int)):
+    out[sim.tid()] = s.z
+
+
+def test_an_empty_struct_is_a_struct_with_no_fields_as_in_warp():
+    assert Empty()._fields == () and repr(Empty()) == "Empty()"
+    nest = EmptyNest()
+    nest.z = 42
+    out = np.zeros(1, np.int32)
+    sim.launch(read_nested_empty, dim=1, inputs=[nest, out])
+    assert out[0] == 42
+    read_nested_empty.compile("cuda", [nest, out], cc=(7, 5))  # links
 
 
 @numba.njit

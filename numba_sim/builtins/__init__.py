@@ -12,10 +12,16 @@ in its ``__all__``; importing this package registers them all, and
 
 import importlib
 
-FAMILIES = ("scalar_math", "vector", "matrix", "quaternion", "transform", "geometry", "atomics", "random")
+from numba_sim.threads import static
+
+FAMILIES = ("scalar_math", "vector", "matrix", "quaternion", "transform", "spatial", "geometry",
+            "atomics", "random",
+            "debug", "noise", "linalg", "constants")
 
 __all__ = []
 for _family in FAMILIES:
     _module = importlib.import_module(f"numba_sim.builtins.{_family}")
     globals().update({name: getattr(_module, name) for name in _module.__all__})
     __all__ += list(_module.__all__)
+
+__all__.append("static")  # a kernel-language form (the rewrite evaluates it), public as Warp's

@@ -1,4 +1,5 @@
-"""Atomics on array elements: ``atomic_add atomic_sub atomic_min atomic_max``.
+"""Atomics on array elements: ``atomic_add atomic_sub atomic_min atomic_max atomic_exch
+atomic_cas``.
 
 ``old = atomic_add(arr, i, value)`` (one index per array dimension, up to 4)
 updates ``arr[i]`` atomically and returns the value it held before, as in
@@ -15,6 +16,14 @@ Real atomics on both targets (:func:`numba_sim.lowering.atomics.lower_atomic`,
 on :func:`~numba_sim.lowering.atomics.emit_atomic`).  Each builtin is an
 intrinsic builtin (:func:`numba_sim.builtins.forms.intrinsic_builtin`) with a
 typer, since it takes one index per array dimension.
+
+``atomic_exch(arr, i..., value)`` stores *value* and returns the old element;
+``atomic_cas(arr, i..., compare, value)`` stores *value* where the element
+equals *compare* and returns the old element.  Both compare floats bit for bit
+(Warp's CUDA ``atomicCAS``: ``-0.0`` does not match ``0.0``, a NaN matches the
+same NaN), component by component for value types.  Element types are Warp's
+for atomics: [u]int32, [u]int64, float32, float64 (Warp has no atomics on
+8- and 16-bit integers; float16 is not a numba_sim scalar).
 
 Run as Python (a ``@sim.func`` called from Python) the builtins update NumPy
 arrays (value-type arrays with their trailing storage dims) under a lock and
@@ -40,7 +49,15 @@ _PYTHON_OPS = {
     "sub": lambda old, value: old - value,
     "min": lambda old, value: (np.fmin if old.dtype.kind == "f" else np.minimum)(old, value),
     "max": lambda old, value: (np.fmax if old.dtype.kind == "f" else np.maximum)(old, value),
+    "exch": lambda old, value: value,
 }
+
+
+def _same_bits(a, b):
+    """Elementwise bitwise equality of two arrays of one dtype (Warp's CUDA atomicCAS)."""
+    a, b = np.array(a, copy=True), np.array(b, dtype=a.dtype, copy=True)
+    width = np.dtype(f"u{a.dtype.itemsize}")
+    return a.view(width) == b.view(width)
 
 
 # --------------------------------------------------------------------------
@@ -65,17 +82,23 @@ def _python_operand(name, element_dtype, value):
 def _run_python(name, op, arr, args):
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"{name}: expected a NumPy array, got {type(arr).__name__}")
-    if len(args) < 2:
-        raise TypeError(f"{name}(arr, i[, j, k, l], value): missing index or value")
-    *indices, value = args
+    operands = 2 if op == "cas" else 1
+    if len(args) < 1 + operands:
+        raise TypeError(f"{_usage(name)}: missing index or value")
+    indices, values = args[:-operands], args[-operands:]
+    value = values[-1]
     index = tuple(int(i) for i in indices)
-    operand = _python_operand(name, arr.dtype, value)
+    converted = [_python_operand(name, arr.dtype, v) for v in values]
+    operand = converted[-1]
     with _PYTHON_LOCK, np.errstate(over="ignore", invalid="ignore"):
         old = np.array(arr[index], copy=True)
         if old.shape != operand.shape:
             raise TypeError(f"{name}: the element {index} has shape {old.shape}, the value "
                             f"{operand.shape}")
-        arr[index] = _PYTHON_OPS[op](old, operand)
+        if op == "cas":
+            arr[index] = np.where(_same_bits(old, converted[0]), operand, old)
+        else:
+            arr[index] = _PYTHON_OPS[op](old, operand)
     if isinstance(value, Value):
         return type(value)._from_components(old.reshape(-1).tolist())
     return old[()]
@@ -85,11 +108,22 @@ def _run_python(name, op, arr, args):
 # Typing
 
 
+def _usage(name):
+    operands = "compare, value" if name == "atomic_cas" else "value"
+    return f"{name}(arr, i[, j, k, l], {operands})"
+
+
 def _resolve(name, args):
-    """The signature of ``name(arr, *indices, value)`` for Numba types *args*."""
-    usage = f"{name}(arr, i[, j, k, l], value)"
-    if len(args) < 3:
+    """The signature of ``name(arr, *indices, value)`` (``atomic_cas``: ``compare, value``)
+    for Numba types *args*."""
+    usage = _usage(name)
+    operands = 2 if name == "atomic_cas" else 1
+    if len(args) < 2 + operands:
         raise TypingError(f"{usage}: got {len(args)} arguments")
+    if operands == 2:  # compare and value: each checked as the value of atomic_exch
+        _resolve("atomic_exch", args[:-1])
+        sig = _resolve("atomic_exch", args[:-2] + args[-1:])
+        return signature(sig.return_type, *sig.args, sig.return_type)
     arr, indices, value = args[0], args[1:-1], args[-1]
     if not isinstance(arr, types.Array):
         raise TypingError(f"{usage}: expected an array, got {arr}")
@@ -122,7 +156,7 @@ def _atomic_builtin(op, doc):
 
     def python(*args):
         if not args:
-            raise TypeError(f"{name}(arr, i[, j, k, l], value): got no arguments")
+            raise TypeError(f"{_usage(name)}: got no arguments")
         return _run_python(name, op, args[0], args[1:])
 
     return intrinsic_builtin(name, doc, typer=typer, python=python, lower=lower_atomic(op))
@@ -141,4 +175,12 @@ atomic_max = _atomic_builtin(
     "max", "atomic_max(arr, i[, j, k, l], value): ``arr[i] = max(arr[i], value)`` atomically "
            "(componentwise for value types); returns the old ``arr[i]``.")
 
-__all__ = ["atomic_add", "atomic_sub", "atomic_min", "atomic_max"]
+atomic_exch = _atomic_builtin(
+    "exch", "atomic_exch(arr, i[, j, k, l], value): ``arr[i] = value`` atomically (componentwise "
+            "for value types); returns the old ``arr[i]``.")
+atomic_cas = _atomic_builtin(
+    "cas", "atomic_cas(arr, i[, j, k, l], compare, value): ``arr[i] = value`` where ``arr[i]`` "
+           "equals ``compare`` (bit for bit; componentwise for value types), atomically; returns "
+           "the old ``arr[i]``.")
+
+__all__ = ["atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_exch", "atomic_cas"]

@@ -54,6 +54,7 @@ for a random state; ...``): a ``TypingError`` when compiled, a ``TypeError``
 in Python.
 """
 
+import inspect
 from dataclasses import dataclass
 from typing import Callable
 
@@ -66,6 +67,8 @@ from numba.core.typing.typeof import typeof
 from numba.np import numpy_support
 
 from numba_sim.lowering.intrinsics import compiled
+from numba_sim.lowering.operations import components as formula_inputs
+from numba_sim.lowering.operations import pack as pack_result
 from numba_sim.operations import (
     OPERATIONS, Operation, Variant, define, fail, from_components, is_scalar, is_value,
     make_builtin, scalar_for,
@@ -77,15 +80,19 @@ from numba_sim.typing.value_types import value_type_of
 
 @dataclass(frozen=True)
 class Value:
-    """A value-type parameter: accepted kinds and shapes (None: any shape)."""
+    """A value-type parameter: accepted kinds and shapes (None: any shape; ``"square"``:
+    any square shape)."""
 
     describe: str
     kinds: tuple
-    shapes: tuple = None
+    shapes: object = None
 
     def matches(self, argtype):
-        return is_value(argtype, *self.kinds) and (self.shapes is None
-                                                    or argtype.shape in self.shapes)
+        if not is_value(argtype, *self.kinds):
+            return False
+        if self.shapes == "square":
+            return argtype.spec.is_square
+        return self.shapes is None or argtype.shape in self.shapes
 
 
 class _Scalar:
@@ -102,9 +109,12 @@ VEC3 = Value("vec3", (KIND_VEC,), ((3,),))
 QUAT = Value("quat", (KIND_QUAT,))
 TRANSFORM = Value("transform", (KIND_TRANSFORM,))
 MATRIX = Value("matrix", (KIND_MAT,))
-SQUARE_MATRIX = Value("square matrix", (KIND_MAT,), ((2, 2), (3, 3), (4, 4)))
+SQUARE_MATRIX = Value("square matrix", (KIND_MAT,), "square")
+SMALL_SQUARE_MATRIX = Value("2x2, 3x3 or 4x4 matrix", (KIND_MAT,), ((2, 2), (3, 3), (4, 4)))
+MAT33 = Value("mat33", (KIND_MAT,), ((3, 3),))
 MAT33_OR_MAT44 = Value("mat33 or mat44", (KIND_MAT,), ((3, 3), (4, 4)))
 MAT44 = Value("mat44", (KIND_MAT,), ((4, 4),))
+SPATIAL_VECTOR = Value("spatial_vector", (KIND_VEC,), ((6,),))
 
 
 def same_type(dtype, argtypes):
@@ -135,8 +145,11 @@ def missing_type(kind, dtype, shape):
     """A result rule's answer when the result type does not exist: the reason, as text."""
     size = "x".join(str(n) for n in shape)
     what = {KIND_MAT: "matrix", KIND_VEC: "vector"}.get(kind, kind)
+    if kind in (KIND_QUAT, KIND_TRANSFORM):
+        return (f"the result would be a {what} of {dtype}, which numba_sim does not have "
+                f"({what}s are float32 or float64)")
     return (f"the result would be a {size} {what} of {dtype}, which numba_sim does not have "
-            f"(matrices are square, 2x2 to 4x4, of float32 or float64)")
+            f"(vectors and matrices take the scalar types int8 to uint64, float32 and float64)")
 
 
 @dataclass(frozen=True)
@@ -274,15 +287,47 @@ def _constant_type(value):
     return typeof(value)
 
 
-def constant_builtin(name, doc, typer, formula):
+def fold_keywords(name, params, args, kws):
+    """*args* and *kws* as one positional tuple, in the order of *params* (parameter names,
+    the optional ones last), or a TypeError naming what is wrong."""
+    if len(args) > len(params):
+        raise TypeError(f"{name}() takes at most {len(params)} arguments "
+                        f"({', '.join(params)}), {len(args)} given")
+    folded = list(args)
+    for param in params[len(args):]:
+        if param not in kws:
+            break
+        folded.append(kws[param])
+    used = set(params[:len(folded)])
+    for key in kws:
+        if key not in params:
+            raise TypeError(f"{name}() got an unexpected keyword argument {key!r} "
+                            f"(parameters: {', '.join(params)})")
+        if key in params[:len(args)]:
+            raise TypeError(f"{name}() got multiple values for argument {key!r}")
+        if key not in used:
+            raise TypeError(f"{name}(): keyword argument {key!r} given without the arguments "
+                            f"before it ({', '.join(params)})")
+    return tuple(folded)
+
+
+def _python_signature(params):
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return inspect.Signature([inspect.Parameter(p, kind) for p in params])
+
+
+def constant_builtin(name, doc, typer, formula, params=("dtype",)):
     """A builtin whose arguments are all compile-time constants (sizes and dtypes).
 
     ``formula(sig)`` computes the result from the signature alone; in Python the
     arguments are typed as Numba types them in compiled code (integers as literals).
+    *params* names the parameters, so that they can be passed by keyword, as in Warp
+    (``quat_identity(dtype=float64)``), in Python and in compiled code.
     """
-    def run_python(*args):
+    def run_python(*args, **kwargs):
         try:
-            sig, _ = OPERATIONS[fn].resolve(tuple(_constant_type(a) for a in args))
+            folded = fold_keywords(name, params, args, kwargs)
+            sig, _ = OPERATIONS[fn].resolve(tuple(_constant_type(a) for a in folded))
         except (TypingError, ValueError) as e:
             raise TypeError(str(e)) from None
         return from_components(formula(sig), sig.return_type)
@@ -293,7 +338,114 @@ def constant_builtin(name, doc, typer, formula):
     fn.__doc__ = doc
     variant = Variant(typer, lambda sig, *args: formula(sig))
     OPERATIONS[fn] = ConstantArgsOperation(fn, name, [variant])
+
+    class KeywordTemplate(AbstractTemplate):
+        """Calls with keyword arguments (positional ones are typed by the operation table)."""
+
+        key = fn
+
+        def generic(self, args, kws):
+            if not kws:
+                return None
+            try:
+                folded = fold_keywords(name, params, args, kws)
+            except TypeError as e:
+                raise TypingError(str(e)) from None
+            sig = typer(*folded)
+            return sig.replace(pysig=_python_signature(params[:len(folded)]))
+
+    KeywordTemplate.__name__ = f"Keywords_{name}"
+    typing_registry.register_global(fn, types.Function(KeywordTemplate))
     return fn
+
+
+# --------------------------------------------------------------------------
+# Builtins with values and compile-time keyword arguments (Warp's vector(..., length=n))
+
+
+def _python_keyword_type(value):
+    """The Numba type of a keyword argument's value in Python mode, as compiled code types it
+    (integers and tuples of integers as literals)."""
+    if isinstance(value, tuple):
+        return types.Tuple([_python_keyword_type(v) for v in value])
+    try:
+        return _constant_type(value)
+    except ValueError:  # no Numba type: named in the typer's message
+        return types.Opaque(repr(value))
+
+
+def keyword_builtin(name, doc, keywords, typer, formula):
+    """A builtin taking values positionally and compile-time constants by keyword.
+
+    ``typer(argtypes, keyword_types)`` gets the positional argument types (integer
+    constants as literals, in Python too) and a dict of the keyword arguments' (literal)
+    types; it returns a ``Signature`` over the positional arguments (converted as they
+    should be) or raises a TypingError.  ``formula(sig,
+    *components)`` computes the result from the positional arguments' components.  The
+    keyword values are compile-time constants: ints as literals (``length=5``), tuples of
+    them (``shape=(2, 3)``), scalar types (``dtype=float64``).  Runs in Python, and
+    compiled on the CPU and CUDA targets.
+    """
+    def check_keywords(kws):
+        for key in kws:
+            if key not in keywords:
+                raise TypingError(f"{name}() got an unexpected keyword argument {key!r} "
+                                  f"(keywords: {', '.join(keywords)})")
+
+    def run_python(*args, **kwargs):
+        try:
+            check_keywords(kwargs)
+            argtypes = tuple(_python_keyword_type(a) if isinstance(a, int) else typeof(a)
+                             for a in args)
+            sig = typer(argtypes, {k: _python_keyword_type(v) for k, v in kwargs.items()})
+        except (TypingError, ValueError) as e:
+            raise TypeError(str(e)) from None
+        inputs = [_python_components(a, t) for a, t in zip(args, sig.args)]
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return from_components(formula(sig, *inputs), sig.return_type)
+
+    run_python.__name__ = run_python.__qualname__ = name
+    run_python.__module__ = "numba_sim"
+    run_python.__doc__ = doc
+
+    class KeywordValuesTemplate(AbstractTemplate):
+        key = run_python
+        prefer_literal = True  # shape=(2, 3) as a tuple of literals
+
+        def generic(self, args, kws):
+            check_keywords(kws)
+            sig = typer(tuple(args), dict(kws))
+            if sig is None:
+                return None
+            keyword_types = [types.unliteral(kws[k]) if k in kws else types.none
+                             for k in keywords]
+            parameters = [inspect.Parameter(f"arg{i}", inspect.Parameter.POSITIONAL_ONLY)
+                          for i in range(len(args))]
+            keyword_kind = inspect.Parameter.POSITIONAL_OR_KEYWORD  # Numba folds these by name
+            parameters += [inspect.Parameter(k, keyword_kind, default=None) for k in keywords]
+            return signature(sig.return_type, *sig.args, *keyword_types).replace(
+                pysig=inspect.Signature(parameters))
+
+    KeywordValuesTemplate.__name__ = f"Typing_{name}"
+    typing_registry.register_global(run_python, types.Function(KeywordValuesTemplate))
+
+    def lower(context, builder, sig, args):
+        count = len(sig.args) - len(keywords)
+        inputs = [formula_inputs(context, builder, a, t)
+                  for a, t in zip(args[:count], sig.args[:count])]
+        return pack_result(context, builder, formula(sig, *inputs), sig.return_type)
+
+    lower.__name__ = f"lower_{name}"
+    lowering_registry.lower(run_python, types.VarArg(types.Any))(lower)
+    return run_python
+
+
+def _python_components(value, numba_type):
+    """A Python-mode argument as formula input, converted to *numba_type*."""
+    if is_value(numba_type):
+        return [numba_type.spec.scalar_type(x) for x in value._components()]
+    with np.errstate(all="ignore"):
+        return numpy_support.as_dtype(numba_type).type(value)
 
 
 def constant_int(name, args, index, describe):

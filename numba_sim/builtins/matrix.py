@@ -8,18 +8,22 @@ skew, mul, matrix_from_rows, matrix_from_cols.
 ``identity(n, dtype=float32)``: *n* must be a compile-time constant (a literal,
 as Warp requires); *dtype* is a scalar type (``sim.float32``, ``np.float64``,
 ``numba.float32``, a NumPy dtype, or Python's ``float`` meaning float32).
-Keyword arguments are not supported in compiled code: write ``identity(3, float64)``.
+``dtype`` may be given by keyword, as in Warp: ``identity(3, dtype=float64)``.
 """
 
 import operator
 
+from numba.core import types
 from numba.core.typing import signature
 
 from numba_sim import algebra
 from numba_sim.builtins.forms import (
-    MATRIX, SQUARE_MATRIX, VEC3, VECTOR, Form, builtin, common_scalar, constant_builtin,
-    constant_dtype, constant_int, custom_builtin, missing_type, same_type, scalar_result,
-    value_result,
+    MATRIX, SMALL_SQUARE_MATRIX, SQUARE_MATRIX, VEC3, VECTOR, Form, builtin, common_scalar,
+    constant_builtin, constant_dtype, constant_int, custom_builtin, keyword_builtin, missing_type,
+    same_type, scalar_result, value_result,
+)
+from numba_sim.builtins.vector import (
+    constant_size, keyword_dtype, shown, values_formula, values_signature,
 )
 from numba_sim.operations import OPERATIONS, fail, is_scalar, is_value
 from numba_sim.types import KIND_MAT, KIND_VEC
@@ -52,8 +56,9 @@ transpose = builtin(
 
 determinant = builtin(
     "determinant", "determinant(m): the determinant of a 2x2, 3x3 or 4x4 float matrix.",
-    Form((SQUARE_MATRIX,), scalar_result, lambda sig, a: algebra.determinant(a, _square(sig))),
-    hint="determinant takes a square matrix",
+    Form((SMALL_SQUARE_MATRIX,), scalar_result,
+         lambda sig, a: algebra.determinant(a, _square(sig))),
+    hint="determinant takes a 2x2, 3x3 or 4x4 matrix (Warp's)",
 )
 
 inverse = builtin(
@@ -61,8 +66,8 @@ inverse = builtin(
     "inverse(m): the inverse of a 2x2, 3x3 or 4x4 float matrix; the zero matrix when the\n"
     "determinant is zero (Warp's rule). Ill-conditioned matrices lose accuracy in proportion\n"
     "to their condition number.",
-    Form((SQUARE_MATRIX,), same_type, lambda sig, a: algebra.inverse(a, _square(sig))),
-    hint="inverse takes a square matrix",
+    Form((SMALL_SQUARE_MATRIX,), same_type, lambda sig, a: algebra.inverse(a, _square(sig))),
+    hint="inverse takes a 2x2, 3x3 or 4x4 matrix (Warp's)",
 )
 
 trace = builtin(
@@ -151,6 +156,8 @@ def _identity_typer(*args):
     if not 1 <= len(args) <= 2:
         fail("identity", args, "identity takes (n, dtype=float32)")
     n = constant_int("identity", args, 0, "n")
+    if n < 1:
+        fail("identity", args, f"n must be at least 1, not {n}")
     dtype = constant_dtype("identity", args, 1)
     result = value_type_of(KIND_MAT, dtype, (n, n))
     if result is None:
@@ -163,7 +170,37 @@ identity = constant_builtin(
     "identity(n, dtype=float32): the n x n identity matrix; n is a compile-time constant.",
     _identity_typer,
     lambda sig: algebra.identity_matrix(sig.return_type.shape[0], sig.return_type.spec.scalar_type),
+    params=("n", "dtype"),
+)
+
+
+
+# --------------------------------------------------------------------------
+# matrix(...): Warp's constructor of any shape, in kernels
+
+
+def _matrix_typer(args, kws):
+    shape = kws.get("shape")
+    if shape is not None:
+        if not isinstance(shape, types.BaseTuple) or len(shape) != 2:
+            fail("matrix", shown(args), f"shape must be a (rows, cols) tuple of compile-time "
+                                        f"constant ints, not {shape}")
+        shape = tuple(constant_size("matrix", args, n, f"shape[{i}]") for i, n in enumerate(shape))
+    if args and all(is_value(a, KIND_VEC) for a in args):
+        fail("matrix", shown(args), "matrices are not built from vectors here: use "
+                                    "matrix_from_rows(...) or matrix_from_cols(...)")
+    return values_signature("matrix", KIND_MAT, args, shape, keyword_dtype("matrix", args, kws),
+                            "matrix")
+
+
+matrix = keyword_builtin(
+    "matrix",
+    "matrix(*values, shape=None, dtype=None): Warp's matrix of any shape, in kernels:\n"
+    "matrix(shape=(r, c), dtype=float32) zeros, matrix(s, shape=(r, c)) fills,\n"
+    "matrix(a, b, ..., shape=(r, c)) by rows, matrix(m) converts. shape is a compile-time\n"
+    "constant. The type itself, for annotations and arrays: sim.types.matrix(shape, dtype).",
+    ("shape", "dtype"), _matrix_typer, values_formula,
 )
 
 __all__ = ["outer", "transpose", "determinant", "inverse", "trace", "diag", "identity", "skew",
-           "mul", "matrix_from_rows", "matrix_from_cols"]
+           "mul", "matrix_from_rows", "matrix_from_cols", "matrix"]

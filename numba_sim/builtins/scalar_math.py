@@ -26,11 +26,15 @@ Semantics follow Warp's C++ (warp/native/builtin.h):
 
 import math
 
+from numba.core import types
+from numba.core.typing import signature
+
 from numba_sim import algebra
 from numba_sim.builtins.forms import (
-    MATRIX, QUAT, SCALAR, TRANSFORM, VECTOR, Form, boolean_result, builtin, same_type,
-    scalar_result,
+    MATRIX, QUAT, SCALAR, TRANSFORM, VECTOR, Form, boolean_result, builtin, common_scalar,
+    same_type, scalar_result,
 )
+from numba_sim.operations import Variant, define, fail, is_scalar, is_value, make_builtin
 
 
 def _componentwise(fn):
@@ -63,6 +67,8 @@ _FLOAT_FUNCTIONS = (
     ("cbrt(x)", algebra.cbrt, "the cube root of x."),
     ("exp(x)", math.exp, "e raised to the power x."),
     ("log(x)", math.log, "the natural logarithm of x."),
+    ("log2(x)", math.log2, "the base-2 logarithm of x."),
+    ("log10(x)", math.log10, "the base-10 logarithm of x."),
     ("pow(x, y)", math.pow, "x raised to the power y."),
     ("sin(x)", math.sin, "the sine of x (radians)."),
     ("cos(x)", math.cos, "the cosine of x (radians)."),
@@ -79,6 +85,8 @@ _FLOAT_FUNCTIONS = (
     ("round(x)", algebra.round_half_away,
      "the nearest integer (as a float), halfway cases away from zero (C's and Warp's round)."),
     ("trunc(x)", math.trunc, "x without its fractional part (as a float)."),
+    ("rint(x)", algebra.rint,
+     "the nearest integer (as a float), halfway cases to even (C's rint)."),
     ("radians(x)", lambda x: algebra.scale_in_double(x, algebra.DEG_TO_RAD),
      "x (degrees) in radians."),
     ("degrees(x)", lambda x: algebra.scale_in_double(x, algebra.RAD_TO_DEG),
@@ -174,6 +182,131 @@ _FUNCTIONS.update(
                         "whether x is finite (for a vector, quaternion or matrix: all\n"
                         "components)."),
 )
+
+
+# --------------------------------------------------------------------------
+# Warp's functional operators and selection (issue 17)
+
+
+def _componentwise2(fn):
+    return lambda sig, a, b: [fn(x, y) for x, y in zip(a, b)]
+
+
+def _value_by_scalar(fn):
+    return lambda sig, a, s: [fn(x, s) for x in a]
+
+
+def _scalar_by_value(fn):
+    return lambda sig, s, a: [fn(s, x) for x in a]
+
+
+_FUNCTIONS["div"] = builtin(
+    "div",
+    "div(a, b): ``a / b`` as Warp's ``/`` (C truncation for integers); a vector, matrix or\n"
+    "quaternion divided by a scalar, or a scalar divided by one, componentwise.",
+    Form((SCALAR, SCALAR), scalar_result, lambda sig, a, b: algebra.truncated_div(a, b),
+         floats_only=False),
+    *[form for kind, floats in ((VECTOR, False), (MATRIX, False), (QUAT, True)) for form in (
+        Form((kind, SCALAR), same_type, _value_by_scalar(algebra.truncated_div),
+             floats_only=floats),
+        Form((SCALAR, kind), same_type, _scalar_by_value(algebra.truncated_div),
+             floats_only=floats))],
+)
+
+_FUNCTIONS["mod"] = builtin(
+    "mod",
+    "mod(a, b): the remainder of ``a / b``: C's ``%`` for integers (the sign of a), ``fmod``\n"
+    "for floats; componentwise for two vectors.",
+    Form((SCALAR, SCALAR), scalar_result, lambda sig, a, b: algebra.remainder(a, b),
+         floats_only=False),
+    Form((VECTOR, VECTOR), same_type, _componentwise2(algebra.remainder), floats_only=False,
+         same_values=True),
+)
+
+_FUNCTIONS["nonzero"] = builtin(
+    "nonzero", "nonzero(x): 1 if x != 0 else 0, in x's type.",
+    Form((SCALAR,), scalar_result, lambda sig, x: algebra.nonzero(x), floats_only=False),
+)
+
+
+class _IntegerForm(Form):
+    """A form of integer operands only (Warp's ``Int``)."""
+
+    def _signature(self, name, args):
+        for arg in args:
+            dtype = arg.dtype if is_value(arg) else arg
+            if not isinstance(dtype, types.Integer):
+                fail(name, args, f"{name} takes integers (Warp's rule), not {arg}")
+        return super()._signature(name, args)
+
+
+def _bitwise(name, fn, description):
+    return builtin(
+        name, f"{name}(a, b): {description} of two integers (componentwise for two vectors).",
+        _IntegerForm((SCALAR, SCALAR), scalar_result, lambda sig, a, b: fn(a, b),
+                     floats_only=False),
+        _IntegerForm((VECTOR, VECTOR), same_type, _componentwise2(fn), floats_only=False,
+                     same_values=True),
+    )
+
+
+_FUNCTIONS.update(
+    bit_and=_bitwise("bit_and", algebra.bit_and, "the bitwise AND"),
+    bit_or=_bitwise("bit_or", algebra.bit_or, "the bitwise OR"),
+    bit_xor=_bitwise("bit_xor", algebra.bit_xor, "the bitwise XOR"),
+    invert=builtin(
+        "invert", "invert(a): the bitwise complement of an integer (componentwise for a vector).",
+        _IntegerForm((SCALAR,), scalar_result, lambda sig, a: algebra.bit_invert(a),
+                     floats_only=False),
+        _IntegerForm((VECTOR,), same_type, _componentwise(algebra.bit_invert),
+                     floats_only=False)),
+)
+
+
+def _is_condition(argtype):
+    return isinstance(argtype, (types.Boolean, types.Integer))
+
+
+def _selection_typer(name, order):
+    usage = f"{name}(cond, {order})"
+
+    def typer(*args):
+        if len(args) != 3:
+            fail(name, args, f"expected {usage}")
+        cond, a, b = args
+        if not _is_condition(cond):
+            fail(name, args, f"the condition must be a bool or an integer (nonzero is true), "
+                             f"not {cond}")
+        if is_scalar(a) and is_scalar(b):
+            dtype = common_scalar(name, (a, b), floats_only=False)
+            return signature(dtype, cond, dtype, dtype)
+        if (is_value(a) or a == types.boolean) and a == b:
+            return signature(a, cond, a, b)
+        fail(name, args, f"{order} must be of one type (Warp's rule), got {a} and {b}")
+
+    return typer
+
+
+def _define_selection(name, doc, order, swap):
+    fn = make_builtin(name, doc)
+    if swap:
+        formula = lambda sig, c, if_false, if_true: algebra.where(  # noqa: E731
+            algebra.truth(c), if_true, if_false)
+    else:
+        formula = lambda sig, c, if_true, if_false: algebra.where(  # noqa: E731
+            algebra.truth(c), if_true, if_false)
+    define(fn, Variant(_selection_typer(name, order), formula), name=name)
+    return fn
+
+
+_FUNCTIONS["where"] = _define_selection(
+    "where", "where(cond, value_if_true, value_if_false): value_if_true if cond (a bool, or an\n"
+    "integer: nonzero is true) else value_if_false; scalars or values of one type.",
+    "value_if_true, value_if_false", swap=False)
+_FUNCTIONS["select"] = _define_selection(
+    "select", "select(cond, value_if_false, value_if_true): Warp's deprecated form of where, with\n"
+    "the values in the opposite order: value_if_true if cond else value_if_false.",
+    "value_if_false, value_if_true", swap=True)
 
 globals().update(_FUNCTIONS)
 

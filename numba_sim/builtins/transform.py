@@ -3,17 +3,31 @@
 
 ``transform_point`` / ``transform_vector`` also take a mat44 (Warp's forms:
 ``(m @ (x, 1))[:3]`` and ``(m @ (x, 0))[:3]``, no perspective divide).
-``transform_identity(dtype=float32)`` takes a scalar type.
+``transform_identity(dtype=float32)`` takes a scalar type (also by keyword).
+
+``transformation(p, q)`` is Warp's newer way to build a transform (``transformation(p)``:
+identity rotation; ``transformation()``: all zeros, as Warp's kernels give; or 1 or 7
+scalars).  Warp's ``transform_set_translation(xform, p)`` and
+``transform_set_rotation(xform, q)`` change ``xform`` in place, which values cannot do
+here: they are errors naming ``xform.p = p`` (kernel language) and the value-returning
+``transform_set_translation_copy`` / ``transform_set_rotation_copy``.
+``position, rotation, scale = transform_decompose(m)`` returns Warp's tuple.
 """
+
+from numba.core import types
 
 from numba_sim import algebra
 from numba_sim.builtins.forms import (
-    MAT44, TRANSFORM, VEC3, Form, builtin, constant_builtin, dtype_only_typer, same_type,
-    value_result,
+    MAT44, QUAT, SCALAR, TRANSFORM, VEC3, Form, builtin, constant_builtin, custom_builtin,
+    dtype_only_typer, same_type, value_result,
 )
-from numba_sim.types import KIND_QUAT, KIND_TRANSFORM, KIND_VEC
+from numba_sim.operations import fail
+from numba_sim.types import KIND_MAT, KIND_QUAT, KIND_TRANSFORM, KIND_VEC
+from numba_sim.typing.value_types import value_type_of
 
 _VEC3_RESULT = value_result(KIND_VEC, (3,))
+_TRANSFORM_RESULT = value_result(KIND_TRANSFORM, (7,))
+_MAT44_RESULT = value_result(KIND_MAT, (4, 4))
 
 
 transform_identity = constant_builtin(
@@ -62,5 +76,129 @@ transform_get_rotation = builtin(
     Form((TRANSFORM,), value_result(KIND_QUAT, (4,)), lambda sig, t: t[3:7]),
 )
 
+
+
+# --------------------------------------------------------------------------
+# transformation(...): Warp's builder of transforms
+
+
+class _NoArguments:
+    """``transformation()``: the zero transform of float32 (Warp's kernels' rule)."""
+
+    def usage(self, name):
+        return f"{name}()"
+
+    def typer(self, name):
+        def typer(*args):
+            if args:
+                return None
+            return value_type_of(KIND_TRANSFORM, types.float32, (7,))()
+
+        return typer
+
+    @staticmethod
+    def formula(sig):
+        return [0.0] * 7
+
+
+def _with_identity_rotation(sig, p):
+    zero, one = algebra.zero_like(p[0]), algebra.one_like(p[0])
+    return list(p) + [zero, zero, zero, one]
+
+
+transformation = builtin(
+    "transformation",
+    "transformation(p, q): the transform of translation p (vec3) and rotation q (quat, not\n"
+    "normalized), of their scalar type; transformation(p): with the identity rotation;\n"
+    "transformation(7 scalars) or (1 scalar, filling); transformation(): all zeros (Warp).",
+    Form((VEC3, QUAT), _TRANSFORM_RESULT, lambda sig, p, q: list(p) + list(q)),
+    Form((VEC3,), _TRANSFORM_RESULT, _with_identity_rotation),
+    Form((SCALAR,) * 7, _TRANSFORM_RESULT,
+         lambda sig, *xs: [algebra.cast(x, sig.return_type.spec.scalar_type) for x in xs]),
+    Form((SCALAR,), _TRANSFORM_RESULT, lambda sig, x: [x] * 7),
+    _NoArguments(),
+)
+
+
+# --------------------------------------------------------------------------
+# translation and rotation parts
+
+
+def _in_place_typer(name, part, copy_name):
+    def typer(*args):
+        fail(name, args, f"Warp's {name}(xform, {part}) changes xform in place, which values "
+                         f"cannot do here: write xform.{part} = {part} (in a @sim.kernel or "
+                         f"@sim.func), or xform = {copy_name}(xform, {part})")
+
+    return typer
+
+
+transform_set_translation = custom_builtin(
+    "transform_set_translation",
+    "Warp's in-place transform_set_translation(xform, p): an error here naming\n"
+    "xform.p = p and transform_set_translation_copy.",
+    _in_place_typer("transform_set_translation", "p", "transform_set_translation_copy"), None,
+)
+
+transform_set_rotation = custom_builtin(
+    "transform_set_rotation",
+    "Warp's in-place transform_set_rotation(xform, q): an error here naming\n"
+    "xform.q = q and transform_set_rotation_copy.",
+    _in_place_typer("transform_set_rotation", "q", "transform_set_rotation_copy"), None,
+)
+
+transform_set_translation_copy = builtin(
+    "transform_set_translation_copy",
+    "transform_set_translation_copy(xform, p): xform with its translation replaced by p.",
+    Form((TRANSFORM, VEC3), same_type, lambda sig, t, p: list(p) + list(t[3:7])),
+)
+
+transform_set_rotation_copy = builtin(
+    "transform_set_rotation_copy",
+    "transform_set_rotation_copy(xform, q): xform with its rotation replaced by q.",
+    Form((TRANSFORM, QUAT), same_type, lambda sig, t, q: list(t[0:3]) + list(q)),
+)
+
+
+# --------------------------------------------------------------------------
+# transforms and 4x4 matrices (Warp's helpers of warp/_src/math.py)
+
+transform_to_matrix = builtin(
+    "transform_to_matrix",
+    "transform_to_matrix(xform): the 4x4 matrix [[R(q), p], [0, 0, 0, 1]] of xform = (p, q).",
+    Form((TRANSFORM,), _MAT44_RESULT, lambda sig, t: algebra.transform_to_matrix(t)),
+)
+
+transform_from_matrix = builtin(
+    "transform_from_matrix",
+    "transform_from_matrix(m): the transform of a 4x4 rigid matrix: p from the last column,\n"
+    "q = quat_from_matrix(m).",
+    Form((MAT44,), _TRANSFORM_RESULT, lambda sig, m: algebra.transform_from_matrix(m)),
+)
+
+transform_compose = builtin(
+    "transform_compose",
+    "transform_compose(position, rotation, scale): the 4x4 matrix\n"
+    "[[R(rotation) diag(scale), position], [0, 0, 0, 1]].",
+    Form((VEC3, QUAT, VEC3), _MAT44_RESULT,
+         lambda sig, p, q, s: algebra.transform_compose(p, q, s)),
+)
+
+
+def _decompose_result(dtype, argtypes):
+    vec3 = value_type_of(KIND_VEC, dtype, (3,))
+    return types.Tuple((vec3, value_type_of(KIND_QUAT, dtype, (4,)), vec3))
+
+
+transform_decompose = builtin(
+    "transform_decompose",
+    "position, rotation, scale = transform_decompose(m): the inverse of transform_compose for\n"
+    "a 4x4 matrix (scale: the lengths of the columns of the 3x3 block).",
+    Form((MAT44,), _decompose_result, lambda sig, m: algebra.transform_decompose(m)),
+)
+
 __all__ = ["transform_identity", "transform_point", "transform_vector", "transform_multiply",
-           "transform_inverse", "transform_get_translation", "transform_get_rotation"]
+           "transform_inverse", "transform_get_translation", "transform_get_rotation",
+           "transformation", "transform_set_translation", "transform_set_rotation",
+           "transform_set_translation_copy", "transform_set_rotation_copy", "transform_to_matrix",
+           "transform_from_matrix", "transform_compose", "transform_decompose"]

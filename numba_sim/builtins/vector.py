@@ -5,10 +5,17 @@ in Warp); ``normalize`` of a zero quaternion is the identity quaternion, of a
 zero vector the zero vector (Warp's rules).
 """
 
+from numba.core import types
+from numba.core.typing import signature
+
 from numba_sim import algebra
 from numba_sim.builtins.forms import (
-    MATRIX, QUAT, VEC3, VECTOR, Form, builtin, same_type, scalar_result,
+    MATRIX, QUAT, VEC3, VECTOR, Form, builtin, common_scalar, dtype_argument, keyword_builtin,
+    missing_type, same_type, scalar_result,
 )
+from numba_sim.operations import fail, is_scalar, is_value
+from numba_sim.types import KIND_VEC
+from numba_sim.typing.value_types import value_type_of
 
 dot = builtin(
     "dot", "dot(a, b): the dot product of two vectors (or quaternions) of one type.",
@@ -62,4 +69,96 @@ cw_div = builtin(
          floats_only=False, same_values=True),
 )
 
-__all__ = ["dot", "cross", "length", "length_sq", "normalize", "cw_mul", "cw_div"]
+
+
+# --------------------------------------------------------------------------
+# vector(...) and matrix(...): Warp's constructors of any size, in kernels
+
+
+def shown(args):
+    """Argument types as messages name them (``int64``, not ``Literal[int](3)``)."""
+    return tuple(types.unliteral(a) for a in args)
+
+
+def keyword_dtype(name, args, kws):
+    """The scalar type of the ``dtype=`` keyword (None when absent)."""
+    if "dtype" not in kws:
+        return None
+    dtype = dtype_argument(kws["dtype"])
+    if dtype is None:
+        fail(name, shown(args), f"dtype must be a scalar type such as float32, float64 or "
+                                f"float, not {kws['dtype']}")
+    return dtype
+
+
+def constant_size(name, args, value, describe):
+    """A positive compile-time int (a literal) given for *describe*."""
+    if not isinstance(value, types.IntegerLiteral):
+        fail(name, shown(args), f"{describe} must be a compile-time constant int (a literal "
+                                f"such as 5), not {value}")
+    if value.literal_value < 1:
+        fail(name, shown(args), f"{describe} must be at least 1, not {value.literal_value}")
+    return value.literal_value
+
+
+def values_signature(name, kind, args, shape, dtype, result_name):
+    """The signature of a constructor call of *kind* from scalars or one value ``args``:
+    ``()`` zeros, one scalar fills, ``size`` scalars by rows, one value converts.
+    *shape* / *dtype*: from the keywords, or None to take them from the arguments."""
+    if len(args) == 1 and is_value(args[0], kind):
+        if shape is not None and args[0].shape != shape:
+            fail(name, shown(args), f"a {result_name} of shape {shape} cannot be built from a "
+                                    f"{args[0]}")
+        shape, dtype = args[0].shape, dtype or args[0].dtype
+    elif args and not all(is_scalar(a) for a in args):
+        fail(name, shown(args), f"{name}() takes scalars (or one {result_name} to convert), "
+                                f"not {', '.join(str(a) for a in args if not is_scalar(a))}")
+    elif args:  # integer constants are int32 (Warp's rule)
+        dtype = dtype or common_scalar(name, [types.int32 if isinstance(a, types.IntegerLiteral)
+                                              else types.unliteral(a) for a in args], False)
+    else:
+        dtype = dtype or types.float32
+    if shape is None:
+        fail(name, shown(args), f"{name}() needs its size as a keyword here ("
+                                f"{'length=n' if kind == KIND_VEC else 'shape=(rows, cols)'})")
+    size = shape[0] if kind == KIND_VEC else shape[0] * shape[1]
+    if len(args) not in (0, 1, size):
+        fail(name, shown(args), f"a {result_name} of shape {shape} takes 0, 1 or {size} "
+                                f"values, not {len(args)}")
+    result = value_type_of(kind, dtype, shape)
+    if result is None:
+        fail(name, shown(args), missing_type(kind, dtype, shape))
+    coerced = [types.unliteral(a) if is_value(a) else result.dtype for a in args]
+    return signature(result, *coerced)
+
+
+def values_formula(sig, *args):
+    """Zeros, a fill, the scalars converted, or a value's components converted."""
+    spec = sig.return_type.spec
+    if not args:
+        return [0] * spec.size
+    flat = list(args[0]) if is_value(sig.args[0]) else list(args)
+    flat = [algebra.cast(x, spec.scalar_type) for x in flat]
+    return flat * spec.size if len(flat) == 1 else flat
+
+
+def _vector_typer(args, kws):
+    length = kws.get("length")
+    if length is not None:
+        length = (constant_size("vector", args, length, "length"),)
+    elif len(args) > 1:
+        length = (len(args),)
+    return values_signature("vector", KIND_VEC, args, length,
+                            keyword_dtype("vector", args, kws), "vector")
+
+
+vector = keyword_builtin(
+    "vector",
+    "vector(*values, length=None, dtype=None): Warp's vector of any length, in kernels:\n"
+    "vector(length=n, dtype=float32) zeros, vector(s, length=n) fills, vector(a, b, c, ...)\n"
+    "(length and dtype from the values), vector(v) converts. length is a compile-time\n"
+    "constant. The type itself, for annotations and arrays: sim.types.vector(length, dtype).",
+    ("length", "dtype"), _vector_typer, values_formula,
+)
+
+__all__ = ["dot", "cross", "length", "length_sq", "normalize", "cw_mul", "cw_div", "vector"]

@@ -7,12 +7,19 @@ one frame: ``numba-sim run NAME`` or ``python -m numba_sim run NAME``.
 """
 
 import importlib
+import os
 
 EXAMPLES = {
     "particles": "numba_sim.examples.particles",
     "dem": "numba_sim.examples.dem",
     "sph": "numba_sim.examples.sph",
 }
+
+
+def get_asset_directory():
+    """The directory of the demos' assets (Warp's ``warp.examples.get_asset_directory()``:
+    Warp's examples that load ``bunny.usd`` run unchanged after the rename)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
 
 
 def load(name):

@@ -17,6 +17,12 @@ leaves memory unchanged).  NVVM accepts only a subset of LLVM IR (no
 ``-0.0 - value`` on both targets (``a - b == a + (-b)`` exactly in IEEE).
 
 All atomics are relaxed (``monotonic``), like CUDA's ``atomicAdd`` and Warp's.
+
+Compare-and-swap (:func:`emit_compare_and_swap`) and exchange
+(:func:`emit_exchange`) work on the bits: LLVM ``cmpxchg`` and ``atomicrmw
+xchg`` on the integer of the scalar's width (a float is compared bit for bit,
+as Warp's CUDA ``atomicCAS`` does: ``-0.0`` does not match ``0.0``, a NaN
+matches the same NaN), on both targets.
 """
 
 from llvmlite import ir
@@ -63,27 +69,74 @@ def emit_atomic(context, builder, op, pointer, scalar_type, value):
     return builder.atomic_rmw(_CPU_FLOAT_RMW[op], pointer, value, _ORDERING)
 
 
-def lower_atomic(op):
-    """The lowering of the builtin ``atomic_<op>(arr, i[, j, k, l], value)``.
+def _as_bits(context, builder, pointer, scalar_type, *values):
+    """*pointer* and *values* as the integer of *scalar_type*'s width."""
+    if isinstance(scalar_type, types.Integer):
+        return (pointer, *values)
+    bits = ir.IntType(scalar_type.bitwidth)
+    pointer = builder.bitcast(pointer, bits.as_pointer(pointer.type.addrspace))
+    return (pointer, *(builder.bitcast(v, bits) for v in values))
 
-    Its signature is ``dtype(array, intp..., dtype)`` (the builtin's typer
+
+def _check_supported(name, scalar_type):
+    if scalar_type not in SUPPORTED_TYPES:
+        raise TypeError(f"no atomic {name} on {scalar_type}: supported are "
+                        f"{', '.join(map(str, SUPPORTED_TYPES))}")
+
+
+def emit_compare_and_swap(context, builder, pointer, scalar_type, compare, value):
+    """Atomically ``if *pointer == compare: *pointer = value`` (bitwise comparison);
+    returns the old value (LLVM values of *scalar_type*, one of :data:`SUPPORTED_TYPES`)."""
+    _check_supported("compare-and-swap", scalar_type)
+    pointer, compare_bits, value_bits = _as_bits(context, builder, pointer, scalar_type,
+                                                 compare, value)
+    pair = builder.cmpxchg(pointer, compare_bits, value_bits, _ORDERING, _ORDERING)
+    old = builder.extract_value(pair, 0)
+    return old if isinstance(scalar_type, types.Integer) else builder.bitcast(
+        old, context.get_value_type(scalar_type))
+
+
+def emit_exchange(context, builder, pointer, scalar_type, value):
+    """Atomically ``*pointer = value``; returns the old value."""
+    _check_supported("exchange", scalar_type)
+    pointer, value_bits = _as_bits(context, builder, pointer, scalar_type, value)
+    old = builder.atomic_rmw("xchg", pointer, value_bits, _ORDERING)
+    return old if isinstance(scalar_type, types.Integer) else builder.bitcast(
+        old, context.get_value_type(scalar_type))
+
+
+def lower_atomic(op):
+    """The lowering of the builtin ``atomic_<op>(arr, i[, j, k, l], value)`` (*op* one of
+    :data:`ATOMIC_OPS`, ``"exch"``, or ``"cas"``: ``atomic_cas(arr, i..., compare, value)``).
+
+    Its signature is ``dtype(array, intp..., dtype)`` (``cas``: two dtypes) (the builtin's typer
     converts indices and value).  A scalar element is one atomic update; a
     value-type element is updated component by component, each atomically, and
     the old value is assembled from the components' old values.
     """
+    operands = 2 if op == "cas" else 1
+    if op == "cas":
+        def emit(context, builder, pointer, scalar_type, compare, value):
+            return emit_compare_and_swap(context, builder, pointer, scalar_type, compare, value)
+    elif op == "exch":
+        emit = emit_exchange
+    else:
+        def emit(context, builder, pointer, scalar_type, value):
+            return emit_atomic(context, builder, op, pointer, scalar_type, value)
+
     def lower(context, builder, sig, args):
         array_type, dtype = sig.args[0], sig.return_type
         array = context.make_array(array_type)(context, builder, args[0])
-        pointer = cgutils.get_item_pointer(context, builder, array_type, array, args[1:-1],
-                                           wraparound=True)
-        value = args[-1]
+        pointer = cgutils.get_item_pointer(context, builder, array_type, array,
+                                           args[1:-operands], wraparound=True)
+        values = args[-operands:]
         if not isinstance(dtype, ValueType):
-            return emit_atomic(context, builder, op, pointer, dtype, value)
+            return emit(context, builder, pointer, dtype, *values)
         old = ir.Constant(context.get_value_type(dtype), ir.Undefined)
         for k in range(dtype.size):
             component = cgutils.gep_inbounds(builder, pointer, 0, k)
-            previous = emit_atomic(context, builder, op, component, dtype.dtype,
-                                   builder.extract_value(value, k))
+            previous = emit(context, builder, component, dtype.dtype,
+                            *(builder.extract_value(v, k) for v in values))
             old = builder.insert_value(old, previous, k)
         return old
 

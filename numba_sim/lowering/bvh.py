@@ -22,7 +22,7 @@ from numba_sim.lowering.spatial_common import (
     vec3_buffer,
 )
 from numba_sim.registry import lowering_registry
-from numba_sim.spatial.bvh_query import bvh_query_aabb, bvh_query_ray
+from numba_sim.spatial.bvh_query import bvh_get_group_root, bvh_query_aabb, bvh_query_ray
 from numba_sim.typing.bvh import (
     QUERY_KINDS,
     BoxQueryIteratorType,
@@ -44,18 +44,28 @@ register_spatial_lowering(BvhType)
 
 
 def lower_box_query(context, builder, sig, args):
-    """A BoxQueryType value from (structure or id, vec3, vec3)."""
-    handle, a, b = args
+    """A BoxQueryType value from (structure or id, vec3, vec3[, root node])."""
+    handle, a, b = args[:3]
     query = cgutils.create_struct_proxy(sig.return_type)(context, builder)
     query.handle = builder.ptrtoint(handle_pointer(context, builder, sig.args[0], handle),
                                     ir.IntType(64))
     query.a = a
     query.b = b
+    query.root = args[3] if len(args) == 4 else ir.Constant(_I32, -1)
     return query._getvalue()
 
 
 for _builtin in (bvh_query_aabb, bvh_query_ray):
     lower(_builtin, types.Any, types.Any, types.Any)(lower_box_query)
+    lower(_builtin, types.Any, types.Any, types.Any, types.int32)(lower_box_query)
+
+
+@lower(bvh_get_group_root, types.Any, types.int32)
+def lower_bvh_get_group_root(context, builder, sig, args):
+    handle, group = args
+    return native.call_native(
+        context, builder, "sim_bvh_group_root", _I32,
+        [handle_pointer(context, builder, sig.args[0], handle), group])
 
 
 @lower("getiter", BoxQueryType)
@@ -67,7 +77,7 @@ def getiter_box_query(context, builder, sig, args):
     native.call_native(
         context, builder, begin, _VOID,
         [builder.bitcast(state, BYTE_POINTER), builder.inttoptr(query.handle, BYTE_POINTER),
-         vec3_buffer(builder, query.a), vec3_buffer(builder, query.b)],
+         vec3_buffer(builder, query.a), vec3_buffer(builder, query.b), query.root],
     )
     iterator = cgutils.create_struct_proxy(sig.return_type)(context, builder)
     iterator.state = state

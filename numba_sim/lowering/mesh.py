@@ -1,6 +1,7 @@
 """Lowering of the mesh for both targets (see numba_sim/typing/mesh.py).
 
-``mesh_query_point`` and ``mesh_query_ray`` call one entry point of
+The point queries (``mesh_query_point`` and Warp's variants) and
+``mesh_query_ray`` call one entry point of
 ``cuda_src/mesh_entry_points.h`` each, which runs the whole traversal and
 writes a ``sim::MeshHit`` to a stack buffer; the result struct is built from
 it. ``mesh_query_aabb`` is a BVH traversal (numba_sim/lowering/bvh.py) of the
@@ -22,8 +23,14 @@ from numba_sim.registry import lowering_registry
 from numba_sim.spatial.common import MESH_HIT_BYTES
 from numba_sim.spatial.mesh_query import (
     mesh_eval_position,
+    mesh_eval_velocity,
+    mesh_get_group_root,
     mesh_query_aabb,
+    mesh_query_furthest_point_no_sign,
     mesh_query_point,
+    mesh_query_point_no_sign,
+    mesh_query_point_sign_normal,
+    mesh_query_point_sign_winding_number,
     mesh_query_ray,
 )
 from numba_sim.typing.mesh import MeshResultType, MeshType
@@ -66,39 +73,85 @@ def _hit_buffer(builder):
     return native.alloca_floats(builder, MESH_HIT_BYTES // 4)
 
 
-@lower(mesh_query_point, types.Any, types.Any, types.float32)
-def lower_mesh_query_point(context, builder, sig, args):
-    mesh, point, max_dist = args
-    hit = _hit_buffer(builder)
-    found = native.call_native(
-        context, builder, "sim_mesh_query_point", _I32,
-        [handle_pointer(context, builder, sig.args[0], mesh), vec3_buffer(builder, point),
-         max_dist, builder.bitcast(hit, BYTE_POINTER)],
-    )
-    return _result(context, builder, sig.return_type, found, hit)
+def _point_query_lowering(entry, defaults=()):
+    """The lowering of a point query: ``entry(mesh, point, *scalars, hit)``.
+
+    ``defaults`` are the float32 values of optional trailing scalars the call
+    left out.
+    """
+
+    def lower_point_query(context, builder, sig, args):
+        mesh, point, *scalars = args
+        # (mesh, point, distance, then the optional scalars given; the rest default)
+        scalars += [context.get_constant(types.float32, d) for d in defaults[len(args) - 3:]]
+        hit = _hit_buffer(builder)
+        found = native.call_native(
+            context, builder, entry, _I32,
+            [handle_pointer(context, builder, sig.args[0], mesh), vec3_buffer(builder, point),
+             *scalars, builder.bitcast(hit, BYTE_POINTER)],
+        )
+        return _result(context, builder, sig.return_type, found, hit)
+
+    lower_point_query.__name__ = f"lower_{entry}"
+    return lower_point_query
+
+
+for _key, _entry in ((mesh_query_point, "sim_mesh_query_point"),
+                     (mesh_query_point_no_sign, "sim_mesh_query_point_no_sign"),
+                     (mesh_query_furthest_point_no_sign, "sim_mesh_query_furthest_point_no_sign")):
+    lower(_key, types.Any, types.Any, types.float32)(_point_query_lowering(_entry))
+_sign_normal = _point_query_lowering("sim_mesh_query_point_sign_normal", defaults=(1.0e-3,))
+lower(mesh_query_point_sign_normal, types.Any, types.Any, types.float32)(_sign_normal)
+lower(mesh_query_point_sign_normal, types.Any, types.Any, types.float32, types.float32)(
+    _sign_normal)
+_winding = _point_query_lowering("sim_mesh_query_point_sign_winding_number",
+                                 defaults=(2.0, 0.5))
+for _count in range(3):
+    lower(mesh_query_point_sign_winding_number, types.Any, types.Any,
+          *([types.float32] * (1 + _count)))(_winding)
 
 
 @lower(mesh_query_ray, types.Any, types.Any, types.Any, types.float32)
+@lower(mesh_query_ray, types.Any, types.Any, types.Any, types.float32, types.int32)
 def lower_mesh_query_ray(context, builder, sig, args):
-    mesh, start, direction, max_t = args
+    mesh, start, direction, max_t = args[:4]
+    root = args[4] if len(args) == 5 else ir.Constant(_I32, -1)
     hit = _hit_buffer(builder)
     found = native.call_native(
         context, builder, "sim_mesh_query_ray", _I32,
         [handle_pointer(context, builder, sig.args[0], mesh), vec3_buffer(builder, start),
-         vec3_buffer(builder, direction), max_t, builder.bitcast(hit, BYTE_POINTER)],
+         vec3_buffer(builder, direction), max_t, builder.bitcast(hit, BYTE_POINTER), root],
     )
     return _result(context, builder, sig.return_type, found, hit)
 
 
-@lower(mesh_eval_position, types.Any, types.int32, types.float32, types.float32)
-def lower_mesh_eval_position(context, builder, sig, args):
-    mesh, face, u, v = args
-    out = native.alloca_floats(builder, 3)
-    native.call_native(
-        context, builder, "sim_mesh_eval_position", _VOID,
-        [handle_pointer(context, builder, sig.args[0], mesh), face, u, v, out],
-    )
-    return _vec3_value(context, builder, sig.return_type, native.load_floats(builder, out, 3))
+@lower(mesh_get_group_root, types.Any, types.int32)
+def lower_mesh_get_group_root(context, builder, sig, args):
+    mesh, group = args
+    return native.call_native(context, builder, "sim_mesh_get_group_root", _I32,
+                              [handle_pointer(context, builder, sig.args[0], mesh), group])
+
+
+def _eval_lowering(entry):
+    """The lowering of mesh_eval_position / mesh_eval_velocity: ``entry(mesh, face, u, v, out)``."""
+
+    def lower_mesh_eval(context, builder, sig, args):
+        mesh, face, u, v = args
+        out = native.alloca_floats(builder, 3)
+        native.call_native(
+            context, builder, entry, _VOID,
+            [handle_pointer(context, builder, sig.args[0], mesh), face, u, v, out],
+        )
+        return _vec3_value(context, builder, sig.return_type, native.load_floats(builder, out, 3))
+
+    lower_mesh_eval.__name__ = f"lower_{entry}"
+    return lower_mesh_eval
+
+
+lower(mesh_eval_position, types.Any, types.int32, types.float32, types.float32)(
+    _eval_lowering("sim_mesh_eval_position"))
+lower(mesh_eval_velocity, types.Any, types.int32, types.float32, types.float32)(
+    _eval_lowering("sim_mesh_eval_velocity"))
 
 
 @lowering_registry.lower_getattr_generic(MeshResultType)

@@ -6,7 +6,12 @@ numba_sim/_registration.py registers them in both Numba targets.
 """
 
 from numba_sim.spatial.bvh import Bvh
-from numba_sim.spatial.bvh_query import bvh_query_aabb, bvh_query_next, bvh_query_ray
+from numba_sim.spatial.bvh_query import (
+    bvh_get_group_root,
+    bvh_query_aabb,
+    bvh_query_next,
+    bvh_query_ray,
+)
 from numba_sim.spatial.hash_grid import HashGrid
 from numba_sim.spatial.hash_grid_query import (
     hash_grid_point_id,
@@ -16,13 +21,21 @@ from numba_sim.spatial.hash_grid_query import (
 from numba_sim.spatial.mesh import Mesh
 from numba_sim.spatial.mesh_query import (
     mesh_eval_position,
+    mesh_eval_velocity,
+    mesh_get_group_root,
     mesh_query_aabb,
     mesh_query_aabb_next,
+    mesh_query_furthest_point_no_sign,
     mesh_query_point,
+    mesh_query_point_no_sign,
+    mesh_query_point_sign_normal,
+    mesh_query_point_sign_winding_number,
     mesh_query_ray,
 )
 
 __all__ = ["HashGrid", "hash_grid_query", "hash_grid_point_id", "hash_grid_query_next",
-           "Bvh", "bvh_query_aabb", "bvh_query_ray", "bvh_query_next",
+           "Bvh", "bvh_query_aabb", "bvh_query_ray", "bvh_query_next", "bvh_get_group_root",
            "Mesh", "mesh_query_point", "mesh_query_ray", "mesh_query_aabb", "mesh_eval_position",
-           "mesh_query_aabb_next"]
+           "mesh_query_aabb_next", "mesh_query_point_no_sign", "mesh_query_point_sign_normal",
+           "mesh_query_furthest_point_no_sign", "mesh_query_point_sign_winding_number",
+           "mesh_get_group_root", "mesh_eval_velocity"]

@@ -163,6 +163,14 @@ native_leaf_triangle = _mesh_face_intrinsic(
 
 
 @intrinsic
+def native_solid_angle_level_node(typingctx, mesh_id, k, i):
+    """The solid-angle expansion of node i of refit level k of the mesh at mesh_id."""
+    return native_intrinsic("sim_mesh_solid_angle_level_node", types.void,
+                            [types.uint64, types.int32, types.int32], ["handle", None, None])(
+        typingctx, mesh_id, k, i)
+
+
+@intrinsic
 def native_set_mesh(typingctx, mesh_id, points, indices, tri_lowers, tri_uppers, edge_faces,
                     vertex_normals, leaf_points, num_points, num_tris):
     """Fill the mesh part of the descriptor at mesh_id (``sim_mesh_set``)."""

@@ -29,6 +29,11 @@ that a ray meets, each once, not what the caller put in them. Nodes at
 depth 31 and below are leaves whatever their size, so a traversal's stack of
 32 entries never overflows; each query (each loop) has its own stack.
 
+Grouped trees (Warp's ``Bvh(..., groups=...)``) keep a subtree per group
+id: ``bvh_get_group_root(bvh, group)`` gives its root, and
+``bvh_query_aabb(bvh, lo, hi, root)`` / ``bvh_query_ray(bvh, start, dir,
+root)`` then visit that group's boxes only.
+
 The algorithms are ``cuda_src/bvh.h`` and ``cuda_src/bvh_host_build.cpp``.
 """
 
@@ -47,6 +52,7 @@ from numba_sim.spatial.common import (
     aligned_zeros,
     check_finite_rows,
     device_index,
+    group_ids,
     host_functions,
     positive_int,
     vec3_array,
@@ -68,6 +74,14 @@ class Bvh(RefittableStructure):
     default: SAH on the CPU, LBVH on CUDA); ``leaf_size`` the number of boxes
     a leaf may hold (Warp's, default 1).
 
+    ``groups`` (Warp's): one integer group id per box, on the boxes' device.
+    The tree then holds one subtree per group under a balanced tree over the
+    groups; ``bvh_get_group_root(bvh, group)`` gives a group's subtree root,
+    from which ``bvh_query_aabb`` / ``bvh_query_ray`` (their ``root``
+    argument) visit that group's boxes only. Grouped trees are built by SAH
+    (the default, also on CUDA, built on the host and copied) or median;
+    ``"lbvh"`` with groups is a ValueError.
+
     ``id`` is the address of the tree's descriptor on its device, as in Warp:
     kernels take the tree itself or ``bvh.id`` (a ``uint64``). Rebuilds, refits
     and Python-mode queries of one tree are serialized by a lock; as in Warp,
@@ -77,7 +91,7 @@ class Bvh(RefittableStructure):
     argument = "bvh"
     cpu_hint = "build the Bvh from NumPy arrays"
 
-    def __init__(self, lowers, uppers, constructor=None, leaf_size=1):
+    def __init__(self, lowers, uppers, constructor=None, leaf_size=1, groups=None):
         n, device = vec3_array("Bvh", "lowers", lowers)
         n_upper, _ = vec3_array("Bvh", "uppers", uppers, device)
         if n_upper != n:
@@ -86,16 +100,19 @@ class Bvh(RefittableStructure):
         self.lowers = lowers
         self.uppers = uppers
         self.leaf_size = positive_int("Bvh", "leaf_size", leaf_size)
-        self.constructor = constructor_name("Bvh", constructor, device)
+        host_groups = None if groups is None else group_ids("Bvh", groups, n, device)
+        self.groups = groups
+        self.constructor = constructor_name("Bvh", constructor, device, grouped=groups is not None)
         self._lock = threading.RLock()
         if device == "cpu":
-            self._storage = CpuBvhStorage(lowers, uppers)
+            self._storage = CpuBvhStorage(lowers, uppers, host_groups)
         else:
             # Function-local on purpose: the CUDA build imports numba-cuda (half a second),
             # which CPU-only programs never pay.
             from numba_sim.spatial.bvh_build_cuda import CudaBvhStorage
 
-            self._storage = CudaBvhStorage(lowers, uppers, device_index(device))
+            self._storage = CudaBvhStorage(lowers, uppers, device_index(device),
+                                           groups=host_groups)
         self._storage.check_boxes("Bvh")
         self._storage.build(BVH_CONSTRUCTORS[self.constructor], self.leaf_size)
         self._register()
@@ -119,7 +136,8 @@ class Bvh(RefittableStructure):
 
         ``constructor`` as in the constructor (None: the device's default).
         """
-        constructor = constructor_name("Bvh.rebuild", constructor, self.device)
+        constructor = constructor_name("Bvh.rebuild", constructor, self.device,
+                                       grouped=self.groups is not None)
         with self._lock:
             self._storage.check_boxes("Bvh.rebuild")
             self._storage.build(BVH_CONSTRUCTORS[constructor], self.leaf_size)
@@ -140,9 +158,12 @@ class CpuBvhStorage:
     The descriptor lives in a NumPy array, whose address is the tree's id.
     """
 
-    def __init__(self, lowers, uppers):
+    def __init__(self, lowers, uppers, groups=None):
         self.lowers, self.uppers = lowers, uppers
         self.num_items = n = lowers.shape[0]
+        self.groups = groups  # host int32, or None
+        self.group_ids = np.zeros(max(n, 1), dtype=np.int32)
+        self.group_roots = np.zeros(max(n, 1), dtype=np.int32)
         slots = max(2 * n, 1)
         self.descriptor = np.zeros(BVH_WORDS, dtype=np.uint64)
         self.id = address(self.descriptor)
@@ -161,6 +182,7 @@ class CpuBvhStorage:
             self.id, address(self.lowers), address(self.uppers), self.num_items, constructor,
             leaf_size, address(self.nodes), address(self.primitive_indices),
             address(self.refit_order), address(self.level_offsets), numba.get_num_threads(),
+            *group_arguments(self.groups, self.group_ids, self.group_roots),
         )
 
     def refit(self):
@@ -168,6 +190,13 @@ class CpuBvhStorage:
 
     def host_nodes(self):
         return self.nodes, counts(self.id)[4]
+
+
+def group_arguments(groups, ids, roots):
+    """The group arguments of ``sim_bvh_build_host`` (null pointers for an ungrouped tree)."""
+    if groups is None:
+        return 0, 0, 0
+    return address(groups), address(ids), address(roots)
 
 
 def counts(descriptor_address):
@@ -181,13 +210,17 @@ def counts(descriptor_address):
 # -------------------------------------------------------------------- validation
 
 
-def constructor_name(where, constructor, device, argument="constructor"):
-    """The constructor's name (None: the device's default); ValueError naming ``argument``."""
+def constructor_name(where, constructor, device, argument="constructor", grouped=False):
+    """The constructor's name (None: the device's default; SAH for a grouped tree);
+    ValueError naming ``argument``."""
     if constructor is None:
-        return "sah" if device == "cpu" else "lbvh"
+        return "sah" if device == "cpu" or grouped else "lbvh"
     if not isinstance(constructor, str) or constructor not in BVH_CONSTRUCTORS:
         raise ValueError(f"{where}({argument}={constructor!r}): expected 'sah', 'median', "
                          "'lbvh' or None")
+    if grouped and constructor == "lbvh":
+        raise ValueError(f"{where}({argument}='lbvh'): a grouped tree (groups=...) is built "
+                         "by 'sah' or 'median' (on CUDA too: on the host, then copied)")
     return constructor
 
 

@@ -40,6 +40,7 @@ from numba_sim.spatial.build_intrinsics import (
 )
 from numba_sim.spatial.common import (
     BVH_CONSTRUCTORS,
+    BVH_GROUP_WORDS,
     BVH_LEVELS,
     BVH_WORDS,
     address,
@@ -197,8 +198,13 @@ class CudaBvhStorage:
     The descriptor is its own, or the one at ``descriptor_id`` (a mesh's BVH).
     """
 
-    def __init__(self, lowers, uppers, device_index, descriptor_id=None):
+    def __init__(self, lowers, uppers, device_index, descriptor_id=None, groups=None,
+                 descriptor=None):
+        """``descriptor``: (device array, word) holding the descriptor at ``descriptor_id``
+        (a mesh's), for a grouped tree's descriptor words."""
         self.device_index = device_index
+        self.groups = groups  # host int32 (a grouped tree: built on the host), or None
+        self._descriptor_words = descriptor
         self.lowers = as_device_array(lowers)
         self.uppers = as_device_array(uppers)
         self.num_items = n = self.lowers.shape[0]
@@ -215,6 +221,16 @@ class CudaBvhStorage:
             self.flag = cuda.device_array(1, dtype=np.int32)
         self.id = device_address(self.descriptor) if descriptor_id is None else descriptor_id
         self.scratch = None
+        self.set_groups(groups)
+
+    def set_groups(self, groups):
+        """Make the tree grouped (``groups``: one host int32 id per item), before a build."""
+        self.groups = groups
+        if groups is not None:
+            n = self.num_items
+            with cuda.gpus[self.device_index]:
+                self.group_ids = cuda.device_array(max(n, 1), dtype=np.int32)
+                self.group_roots = cuda.device_array(max(n, 1), dtype=np.int32)
 
     def check_boxes(self, where, stream=None):
         """ValueError naming the first box that is not finite or has lower > upper."""
@@ -260,11 +276,15 @@ class CudaBvhStorage:
             "primitive_indices": np.zeros(max(n, 1), dtype=np.int32),
             "refit_order": np.zeros(self.slots, dtype=np.int32),
             "level_offsets": np.zeros(BVH_LEVELS + 1, dtype=np.int32),
+            "group_ids": np.zeros(max(n, 1), dtype=np.int32),
+            "group_roots": np.zeros(max(n, 1), dtype=np.int32),
         }
+        groups = (0, 0, 0) if self.groups is None else (
+            address(self.groups), address(host["group_ids"]), address(host["group_roots"]))
         host_functions["sim_bvh_build_host"](
             address(host["descriptor"]), address(lowers), address(uppers), n, constructor,
             leaf_size, address(host["nodes"]), address(host["primitive_indices"]),
-            address(host["refit_order"]), address(host["level_offsets"]), 1,
+            address(host["refit_order"]), address(host["level_offsets"]), 1, *groups,
         )
         counts = np.zeros(7, dtype=np.int32)
         host_functions["sim_bvh_counts"](address(host["descriptor"]), address(counts))
@@ -276,6 +296,21 @@ class CudaBvhStorage:
             np.uint64(self.id), self.nodes, self.primitive_indices, self.refit_order,
             self.level_offsets, self.lowers, self.uppers, self.counts)
         _synchronize(stream)  # before the host buffers go
+        if self.groups is not None and n:
+            self._set_groups(host, int(counts[6]))
+
+    def _set_groups(self, host, constructor):
+        """The group tables of a grouped tree, and the descriptor's words that point to them."""
+        self.group_ids.copy_to_device(host["group_ids"])
+        self.group_roots.copy_to_device(host["group_roots"])
+        num_groups = int(np.frombuffer(host["descriptor"].tobytes(), np.int32)[
+            2 * BVH_GROUP_WORDS + 1])
+        words = np.array([(num_groups << 32) | (constructor & 0xFFFFFFFF),
+                          device_address(self.group_ids), device_address(self.group_roots)],
+                         dtype=np.uint64)
+        array, first = self._descriptor_words or (self.descriptor, 0)
+        first += BVH_GROUP_WORDS
+        array[first:first + 3].copy_to_device(words)
 
     def _scratch(self):
         if self.scratch is None:

@@ -28,19 +28,21 @@ class BoxQuery:
     numba_sim.typing.bvh.QUERY_KINDS); ``structure`` is the CPU Bvh or Mesh.
     """
 
-    def __init__(self, structure, begin, next_item, a, b):
+    def __init__(self, structure, begin, next_item, a, b, root=-1):
         self._structure = structure
         self._begin = begin
         self._next = next_item
         self._a = a
         self._b = b
+        self._root = root
 
     def __iter__(self):
         begin, next_item = host_functions[self._begin], host_functions[self._next]
         found = []
         with self._structure._lock:  # no rebuild while the library walks the tree
             state = np.zeros(BVH_QUERY_BYTES // 8, dtype=np.uint64)
-            begin(address(state), self._structure.id, address(self._a), address(self._b))
+            begin(address(state), self._structure.id, address(self._a), address(self._b),
+                  self._root)
             while (item := next_item(address(state))) >= 0:
                 found.append(np.int32(item))
         yield from found
@@ -50,29 +52,57 @@ def _bvh(bvh, function):
     return cpu_structure(bvh, Bvh, function)
 
 
-def bvh_query_aabb(bvh, lower, upper):
+def root_argument(root, function, name="root"):
+    """``root`` as an int (a node index, or -1 for the tree's root); TypeError naming it."""
+    if isinstance(root, (bool, np.bool_)) or not isinstance(root, (int, np.integer)):
+        what = "an integer group id" if name == "group" else (
+            "an integer node index (-1: the tree's root)")
+        raise TypeError(f"{function}({name}=...): expected {what}, not {type(root).__name__}")
+    return int(root)
+
+
+def bvh_query_aabb(bvh, lower, upper, root=-1):
     """Start a query of the boxes of ``bvh`` that overlap the box ``lower``-``upper`` (vec3).
 
     ``for j in bvh_query_aabb(bvh, lo, hi):`` yields the index (int32) of every
     box that overlaps the query box (closed boxes: touching counts), each
     once, in no particular order; ``bvh`` is a ``sim.Bvh`` or its ``id``.
     A query may be stored and iterated later (each loop starts afresh).
+    ``root`` (Warp's) starts the traversal at that node, as a group's root
+    from :func:`bvh_get_group_root`; -1 (or any negative) is the tree's root.
     """
     return BoxQuery(_bvh(bvh, "bvh_query_aabb"), "sim_bvh_query_aabb_begin",
                     "sim_bvh_query_aabb_next", vec3_argument(lower, "bvh_query_aabb", "lower"),
-                    vec3_argument(upper, "bvh_query_aabb", "upper"))
+                    vec3_argument(upper, "bvh_query_aabb", "upper"),
+                    root_argument(root, "bvh_query_aabb"))
 
 
-def bvh_query_ray(bvh, start, dir):
+def bvh_query_ray(bvh, start, dir, root=-1):
     """Start a query of the boxes of ``bvh`` that the ray ``start + t * dir`` (t >= 0) meets.
 
     ``for j in bvh_query_ray(bvh, start, dir):`` yields the index (int32) of
     every box the ray meets (a start inside a box counts), each once, in no
     particular order: test the items themselves for the exact hits, as in Warp.
+    ``root`` as for :func:`bvh_query_aabb`.
     """
     return BoxQuery(_bvh(bvh, "bvh_query_ray"), "sim_bvh_query_ray_begin",
                     "sim_bvh_query_ray_next", vec3_argument(start, "bvh_query_ray", "start"),
-                    vec3_argument(dir, "bvh_query_ray", "dir"))
+                    vec3_argument(dir, "bvh_query_ray", "dir"),
+                    root_argument(root, "bvh_query_ray"))
+
+
+def bvh_get_group_root(bvh, group):
+    """The root node of ``group``'s subtree in a grouped ``bvh`` (Warp's), or -1.
+
+    ``Bvh(..., groups=...)`` keeps one subtree per group id; pass the root to
+    ``bvh_query_aabb`` / ``bvh_query_ray`` to visit that group's boxes only.
+    -1 when no box has that group (a query from -1 visits the whole tree, as
+    in Warp). An ungrouped tree is one group, 0.
+    """
+    bvh = _bvh(bvh, "bvh_get_group_root")
+    group = root_argument(group, "bvh_get_group_root", "group")
+    with bvh._lock:
+        return np.int32(host_functions["sim_bvh_group_root"](bvh.id, group))
 
 
 QUERY_NEXT_MESSAGE = (

@@ -79,11 +79,13 @@ host_functions = HostFunctions({
     # cuda_src/bvh_entry_points.h and bvh_host_build.cpp
     "sim_bvh_layout": ([POINTER], None),
     "sim_bvh_counts": ([POINTER, POINTER], None),
-    "sim_bvh_query_aabb_begin": ([POINTER] * 4, None),
-    "sim_bvh_query_ray_begin": ([POINTER] * 4, None),
+    "sim_bvh_query_aabb_begin": ([POINTER] * 4 + [INT], None),
+    "sim_bvh_query_ray_begin": ([POINTER] * 4 + [INT], None),
+    "sim_bvh_group_root": ([POINTER, INT], INT),
     "sim_bvh_query_aabb_next": ([POINTER], INT),
     "sim_bvh_query_ray_next": ([POINTER], INT),
-    "sim_bvh_build_host": ([POINTER] * 3 + [INT] * 3 + [POINTER] * 4 + [INT], None),
+    "sim_bvh_build_host": ([POINTER] * 3 + [INT] * 3 + [POINTER] * 4 + [INT] + [POINTER] * 3,
+                           None),
     "sim_bvh_refit_host": ([POINTER], None),
     "sim_bvh_stats": ([POINTER, INT, INT, POINTER], None),
     # cuda_src/mesh_entry_points.h and mesh_host_build.cpp
@@ -91,11 +93,20 @@ host_functions = HostFunctions({
     "sim_mesh_set": ([POINTER] * 8 + [INT, INT], None),
     "sim_mesh_set_points": ([POINTER, POINTER], None),
     "sim_mesh_query_point": ([POINTER, POINTER, FLOAT, POINTER], INT),
-    "sim_mesh_query_ray": ([POINTER, POINTER, POINTER, FLOAT, POINTER], INT),
-    "sim_mesh_query_aabb_begin": ([POINTER] * 4, None),
+    "sim_mesh_query_ray": ([POINTER, POINTER, POINTER, FLOAT, POINTER, INT], INT),
+    "sim_mesh_get_group_root": ([POINTER, INT], INT),
+    "sim_mesh_query_point_no_sign": ([POINTER, POINTER, FLOAT, POINTER], INT),
+    "sim_mesh_query_furthest_point_no_sign": ([POINTER, POINTER, FLOAT, POINTER], INT),
+    "sim_mesh_query_point_sign_normal": ([POINTER, POINTER, FLOAT, FLOAT, POINTER], INT),
+    "sim_mesh_query_point_sign_winding_number":
+        ([POINTER, POINTER, FLOAT, FLOAT, FLOAT, POINTER], INT),
+    "sim_mesh_winding_number": ([POINTER, POINTER, FLOAT], FLOAT),
+    "sim_mesh_query_aabb_begin": ([POINTER] * 4 + [INT], None),
     "sim_mesh_eval_position": ([POINTER, INT, FLOAT, FLOAT, POINTER], None),
+    "sim_mesh_eval_velocity": ([POINTER, INT, FLOAT, FLOAT, POINTER], None),
     "sim_mesh_edge_faces": ([POINTER, INT, INT, POINTER], None),
-    "sim_mesh_build_host": ([POINTER, POINTER, INT, INT] + [POINTER] * 4 + [INT], None),
+    "sim_mesh_build_host": ([POINTER, POINTER, INT, INT] + [POINTER] * 4 + [INT] + [POINTER] * 3,
+                            None),
     "sim_mesh_refit_host": ([POINTER, INT], None),
 })
 
@@ -108,7 +119,10 @@ HASH_GRID_WORDS = 5
 HASH_GRID_QUERY_BYTES = 72
 
 #: ``sizeof(sim::Bvh)`` in 8-byte words; ``sizeof(sim::BvhQuery)``.
-BVH_WORDS = 10
+BVH_WORDS = 12
+#: The descriptor's words that a grouped build fills (constructor | num_groups << 32,
+#: group_ids, group_roots): ``offsetof(sim::Bvh, constructor) / 8``.
+BVH_GROUP_WORDS = 9
 BVH_QUERY_BYTES = 176
 #: Depth levels of a tree's ``refit_order`` (the depth limit, 31, plus one).
 BVH_LEVELS = 32
@@ -117,8 +131,15 @@ BVH_CONSTRUCTORS = {"sah": 0, "median": 1, "lbvh": 2}
 
 #: ``sizeof(sim::Mesh)`` in 8-byte words; ``offsetof(sim::Mesh, bvh)``; ``sizeof(sim::MeshHit)``
 #: (t, u, v, sign, normal x 3 as float32, face as int32).
-MESH_WORDS = 18
+MESH_WORDS = 23
 MESH_BVH_OFFSET = 64
+#: ``offsetof(sim::Mesh, edge_length_sum)`` and ``offsetof(sim::Mesh, solid_angle_props)``
+#: (bytes); ``sizeof(sim::SolidAngleProps)`` in floats (one per BVH node slot).
+MESH_EDGE_LENGTH_SUM_OFFSET = 160
+MESH_SOLID_ANGLE_OFFSET = 168
+#: ``offsetof(sim::Mesh, velocities)`` (bytes).
+MESH_VELOCITIES_OFFSET = 176
+SOLID_ANGLE_PROPS_FLOATS = 36
 MESH_HIT_BYTES = 32
 
 
@@ -358,6 +379,29 @@ def positive_int(where, name, value):
     if value < 1:
         raise ValueError(f"{where}({name}={value}) must be at least 1")
     return value
+
+
+def group_ids(where, groups, count, device):
+    """``groups`` (one integer per item, on ``device``) as a host int32 copy, checked.
+
+    Errors name ``where`` and ``groups``; a CUDA array is copied to the host.
+    """
+    groups_device = array_device(where, "groups", groups)
+    if groups_device != device:
+        raise ValueError(f"{where}(groups=...): expected an array on {device} (where the "
+                         f"boxes are), not on {groups_device}")
+    shape, dtype = _shape_and_dtype(groups)
+    if not np.issubdtype(dtype, np.integer):
+        raise TypeError(f"{where}(groups=...): groups must be integers (int32), not {dtype}")
+    if shape != (count,):
+        raise ValueError(f"{where}(groups=...): expected shape ({count},), one group per item, "
+                         f"not {shape}")
+    host = groups if isinstance(groups, np.ndarray) else arrays.to_numpy(groups)
+    host = np.asarray(host)
+    info = np.iinfo(np.int32)
+    if host.size and (host.min() < info.min or host.max() > info.max):
+        raise ValueError(f"{where}(groups=...): group ids must fit in int32")
+    return np.ascontiguousarray(host, dtype=np.int32).copy()
 
 
 def triangle_indices(where, indices, num_points):

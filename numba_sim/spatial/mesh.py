@@ -11,9 +11,13 @@
                 out[i] = q.sign * sim.length(sim.mesh_eval_position(mesh, q.face, q.u, q.v) - p)
 
 Kernel side (Warp's names and fields): ``mesh_query_point(mesh, p, max_dist)``
--> ``.result .sign .face .u .v``; ``mesh_query_ray(mesh, start, dir, max_t)``
+-> ``.result .sign .face .u .v`` (and Warp's variants, with the same result:
+``mesh_query_point_no_sign``, ``mesh_query_point_sign_normal``,
+``mesh_query_point_sign_winding_number``, ``mesh_query_furthest_point_no_sign``,
+see :mod:`numba_sim.spatial.mesh_query`); ``mesh_query_ray(mesh, start, dir, max_t)``
 -> ``.result .t .u .v .sign .normal .face``; ``for f in mesh_query_aabb(mesh,
-lo, hi):``; ``mesh_eval_position(mesh, face, u, v)``.
+lo, hi):``; ``mesh_eval_position(mesh, face, u, v)`` and
+``mesh_eval_velocity(mesh, face, u, v)`` (of ``Mesh(points, indices, velocities)``).
 
 The sign of a point query is decided by the angle-weighted pseudo-normal of
 the feature (face, edge or vertex) the closest point lies on: -1 inside, +1
@@ -37,18 +41,22 @@ import threading
 import numba
 import numpy as np
 
-from numba_sim.spatial.bvh import constructor_name, counts
+from numba_sim.spatial.bvh import constructor_name, counts, group_arguments
 from numba_sim.spatial.common import (
     BVH_CONSTRUCTORS,
     BVH_LEVELS,
     MESH_BVH_OFFSET,
+    MESH_SOLID_ANGLE_OFFSET,
+    MESH_VELOCITIES_OFFSET,
     MESH_WORDS,
+    SOLID_ANGLE_PROPS_FLOATS,
     RefittableStructure,
     address,
     aligned_zeros,
     array_device,
     check_finite_rows,
     device_index,
+    group_ids,
     host_functions,
     positive_int,
     triangle_indices,
@@ -63,8 +71,18 @@ class Mesh(RefittableStructure):
     flat ``(3 m,)`` integer array (int32, or any integer type, converted),
     each in ``[0, n)``; it is copied. NumPy arrays make a CPU mesh, CUDA arrays
     (CuPy, or anything with ``__cuda_array_interface__``) a CUDA mesh.
-    ``bvh_constructor`` and ``bvh_leaf_size`` set the triangle BVH (Warp's
-    names; defaults: the device's constructor, 4).
+    Warp's parameters, in Warp's order: ``velocities`` (``(n, 3)`` float32
+    on the points' device, or None: what ``mesh_eval_velocity`` interpolates),
+    then the rest. ``bvh_constructor`` and ``bvh_leaf_size`` set the triangle
+    BVH (defaults: the device's constructor, 4). ``support_winding_number``
+    (Warp's) keeps the dipole expansion of every BVH node, rebuilt by every
+    refit, for ``mesh_query_point_sign_winding_number``'s fast winding number
+    (without it, that query signs by Warp's fallback: three rays).
+    ``groups`` (Warp's): one integer group id per triangle; the triangle BVH
+    then keeps a subtree per group (see :class:`~numba_sim.spatial.bvh.Bvh`):
+    ``mesh_get_group_root(mesh, group)`` gives its root, which
+    ``mesh_query_ray(mesh, start, dir, max_t, root)`` searches alone. Grouped
+    meshes are built by SAH (the default) or median.
 
     ``id`` is the address of the mesh's descriptor on its device, as in Warp:
     kernels take the mesh itself or ``mesh.id`` (a ``uint64``).
@@ -73,27 +91,43 @@ class Mesh(RefittableStructure):
     argument = "mesh"
     cpu_hint = "build the Mesh from NumPy arrays"
 
-    def __init__(self, points, indices, bvh_constructor=None, bvh_leaf_size=4):
+    def __init__(self, points, indices, velocities=None, support_winding_number=False,
+                 bvh_constructor=None, bvh_leaf_size=4, groups=None):
         num_points, device = vec3_array("Mesh", "points", points)
         indices_device = array_device("Mesh", "indices", indices)
         if indices_device != device:
             raise ValueError(f"Mesh(indices=...): expected an array on {device} (where the "
                              f"points are), not on {indices_device}")
         self.device = device
-        self.bvh_constructor = constructor_name("Mesh", bvh_constructor, device, "bvh_constructor")
+        self.bvh_constructor = constructor_name("Mesh", bvh_constructor, device, "bvh_constructor",
+                                                grouped=groups is not None)
         self.bvh_leaf_size = positive_int("Mesh", "bvh_leaf_size", bvh_leaf_size)
+        if not isinstance(support_winding_number, (bool, np.bool_)):
+            raise TypeError(f"Mesh(support_winding_number=...): expected True or False, not "
+                            f"{type(support_winding_number).__name__}")
+        self.support_winding_number = bool(support_winding_number)
         self._lock = threading.RLock()
+        self.groups = groups
         if device == "cpu":
             check_finite_rows("Mesh", "points", points)
             host_indices = triangle_indices("Mesh", indices, num_points)
-            self._storage = CpuMeshStorage(points, host_indices)
+            host_groups = None if groups is None else group_ids("Mesh", groups,
+                                                                host_indices.size // 3, device)
+            self._storage = CpuMeshStorage(points, host_indices, self.support_winding_number,
+                                           host_groups)
         else:
             # Function-local on purpose: the CUDA build imports numba-cuda (half a second),
             # which CPU-only programs never pay.
             from numba_sim.spatial.mesh_build_cuda import CudaMeshStorage
 
-            self._storage = CudaMeshStorage(points, indices, device_index(device))
+            self._storage = CudaMeshStorage(points, indices, device_index(device),
+                                            self.support_winding_number)
+            if groups is not None:  # (the triangles counted and checked by the storage)
+                self._storage.set_groups(group_ids("Mesh", groups, self.num_tris, device))
         self._points = points
+        self._velocities = None
+        if velocities is not None:
+            self.velocities = velocities
         self._storage.build(BVH_CONSTRUCTORS[self.bvh_constructor], self.bvh_leaf_size)
         self._register()
 
@@ -122,6 +156,23 @@ class Mesh(RefittableStructure):
             self._storage.refit()
 
     @property
+    def velocities(self):
+        """The vertex velocities (Warp's ``Mesh.velocities``): the caller's ``(n, 3)`` float32
+        array, or None; ``mesh_eval_velocity`` interpolates them. Assignable."""
+        return self._velocities
+
+    @velocities.setter
+    def velocities(self, velocities):
+        if velocities is not None:
+            count, _ = vec3_array("Mesh", "velocities", velocities, self.device)
+            if count != self.num_points:
+                raise ValueError(f"Mesh(velocities=...): the mesh has {self.num_points} points, "
+                                 f"the velocities {count} rows")
+        with self._lock:
+            self._storage.set_velocities(velocities)
+            self._velocities = velocities
+
+    @property
     def indices(self):
         """The triangles' vertex indices, flat (3 per triangle), int32 (the mesh's copy)."""
         return self._storage.indices
@@ -146,8 +197,9 @@ class CpuMeshStorage:
     NumPy array, whose address is the mesh's id.
     """
 
-    def __init__(self, points, indices):
+    def __init__(self, points, indices, support_winding_number=False, groups=None):
         self.points = points
+        self.groups = groups  # host int32 per triangle, or None
         self.indices = indices
         self.num_points = n = points.shape[0]
         self.num_tris = m = indices.size // 3
@@ -163,6 +215,12 @@ class CpuMeshStorage:
         self.primitive_indices = np.zeros(max(m, 1), np.int32)
         self.refit_order = np.zeros(slots, np.int32)
         self.level_offsets = np.zeros(BVH_LEVELS + 1, np.int32)
+        self.group_ids = np.zeros(max(m, 1), np.int32)
+        self.group_roots = np.zeros(max(m, 1), np.int32)
+        self.solid_angle_props = None
+        if support_winding_number:
+            self.solid_angle_props = np.zeros((slots, SOLID_ANGLE_PROPS_FLOATS), np.float32)
+            self.descriptor[MESH_SOLID_ANGLE_OFFSET // 8] = address(self.solid_angle_props)
         self._set()
 
     def _set(self):
@@ -175,7 +233,8 @@ class CpuMeshStorage:
         host_functions["sim_mesh_build_host"](
             self.id, address(self.edge_faces), constructor, leaf_size, address(self.nodes),
             address(self.primitive_indices), address(self.refit_order),
-            address(self.level_offsets), numba.get_num_threads())
+            address(self.level_offsets), numba.get_num_threads(),
+            *group_arguments(self.groups, self.group_ids, self.group_roots))
 
     def check_inputs(self, where):
         check_finite_rows(where, "points", self.points)
@@ -183,6 +242,11 @@ class CpuMeshStorage:
     def set_points(self, points):
         self.points = points
         host_functions["sim_mesh_set_points"](self.id, address(points))
+
+    def set_velocities(self, velocities):
+        self.velocities = velocities  # (kept alive while the descriptor points to it)
+        word = MESH_VELOCITIES_OFFSET // 8
+        self.descriptor[word] = 0 if velocities is None else address(velocities)
 
     def refit(self):
         host_functions["sim_mesh_refit_host"](self.id, numba.get_num_threads())

@@ -15,7 +15,10 @@ GPU, on the current stream, from the per-face steps of ``cuda_src/mesh.h``:
   median built on the host from the boxes, as in Warp).
 
 * ``face_step_kernel`` (``LEAF_TRIANGLES``) - the triangles' points in the
-  BVH's leaf order, where the queries read them.
+  BVH's leaf order, where the queries read them;
+* with ``support_winding_number``: ``solid_angle_kernel``, a launch per depth,
+  deepest first - each node's solid-angle expansion from its triangles or
+  its children's.
 
 A refit is the same steps, with a BVH refit instead of a build.
 """
@@ -28,6 +31,7 @@ from numba_sim.spatial.build_intrinsics import (
     native_add_vertex_normals,
     native_leaf_triangle,
     native_set_mesh,
+    native_solid_angle_level_node,
     native_triangle_bounds,
 )
 from numba_sim.spatial.bvh_build_cuda import (
@@ -38,8 +42,12 @@ from numba_sim.spatial.bvh_build_cuda import (
     kernel,
 )
 from numba_sim.spatial.common import (
+    BVH_LEVELS,
     MESH_BVH_OFFSET,
+    MESH_SOLID_ANGLE_OFFSET,
+    MESH_VELOCITIES_OFFSET,
     MESH_WORDS,
+    SOLID_ANGLE_PROPS_FLOATS,
     address,
     host_functions,
     triangle_indices,
@@ -71,13 +79,20 @@ def face_step_kernel(mesh_id, num_tris, step):
             native_leaf_triangle(mesh_id, f)
 
 
+def solid_angle_kernel(mesh_id, k, count):
+    """The solid-angle expansions of the nodes of refit level k (deepest first)."""
+    i = cuda.grid(1)
+    if i < count:
+        native_solid_angle_level_node(mesh_id, k, i)
+
+
 def clear_kernel(values, count):
     i = cuda.grid(1)
     if i < count:
         values[i] = 0.0
 
 
-KERNELS = (set_descriptor_kernel, face_step_kernel, clear_kernel)
+KERNELS = (set_descriptor_kernel, face_step_kernel, solid_angle_kernel, clear_kernel)
 
 
 def _blocks(count):
@@ -87,7 +102,9 @@ def _blocks(count):
 class CudaMeshStorage:
     """The descriptor and buffers of a CUDA mesh, and its builds."""
 
-    def __init__(self, points, indices, device_index):
+    def __init__(self, points, indices, device_index, support_winding_number=False,
+                 groups=None):
+        """``groups``: one host int32 group id per triangle (checked), or None."""
         self.device_index = device_index
         self.points = as_device_array(points)
         self.num_points = n = self.points.shape[0]
@@ -103,13 +120,33 @@ class CudaMeshStorage:
             self.tri_uppers = cuda.device_array((m, 3), np.float32)
             self.vertex_normals = cuda.device_array((max(n, 1), 3), np.float32)
             self.leaf_points = cuda.device_array((max(m, 1), 9), np.float32)
+            self.solid_angle_props = None
+            if support_winding_number:
+                self.solid_angle_props = cuda.device_array(
+                    (max(2 * m, 1), SOLID_ANGLE_PROPS_FLOATS), np.float32)
+                word = MESH_SOLID_ANGLE_OFFSET // 8
+                self.descriptor[word:word + 1].copy_to_device(
+                    np.array([device_address(self.solid_angle_props)], np.uint64))
         self.id = device_address(self.descriptor)
         self.bvh = CudaBvhStorage(self.tri_lowers, self.tri_uppers, device_index,
-                                  descriptor_id=self.id + MESH_BVH_OFFSET)
+                                  descriptor_id=self.id + MESH_BVH_OFFSET, groups=groups,
+                                  descriptor=(self.descriptor, MESH_BVH_OFFSET // 8))
         bad = first_bad_box(self.points, self.points, self.bvh.flag)
         if bad is not None:
             raise ValueError(f"Mesh(points=...): points[{bad}] = "
                              f"{self.points[bad].copy_to_host().tolist()} is not finite")
+
+    def set_velocities(self, velocities):
+        """Point the descriptor at the vertex velocities (a CUDA array), or at none."""
+        self.velocities = None if velocities is None else as_device_array(velocities)
+        address = 0 if velocities is None else device_address(self.velocities)
+        word = MESH_VELOCITIES_OFFSET // 8
+        with cuda.gpus[self.device_index]:
+            self.descriptor[word:word + 1].copy_to_device(np.array([address], np.uint64))
+
+    def set_groups(self, groups):
+        """Make the triangle BVH grouped (one host int32 id per triangle), before a build."""
+        self.bvh.set_groups(groups)
 
     def _set(self, stream):
         kernel(set_descriptor_kernel)[1, 1, stream](
@@ -137,6 +174,7 @@ class CudaMeshStorage:
             self._faces(stream)
         self.bvh.build(constructor, leaf_size, stream)
         self._step(LEAF_TRIANGLES, stream)
+        self._solid_angles(stream)
 
     def set_points(self, points):
         self.points = as_device_array(points)
@@ -149,6 +187,16 @@ class CudaMeshStorage:
             self._faces(stream)
         self.bvh.refit(stream)
         self._step(LEAF_TRIANGLES, stream)
+        self._solid_angles(stream)
+
+    def _solid_angles(self, stream):
+        """The nodes' solid-angle expansions, a launch per depth (support_winding_number)."""
+        if self.solid_angle_props is None or not self.num_tris:
+            return
+        with cuda.gpus[self.device_index]:
+            for k in range(BVH_LEVELS):
+                kernel(solid_angle_kernel)[_blocks(self.num_tris), _THREADS, stream](
+                    np.uint64(self.id), k, self.num_tris)
 
 
 def _host_copy(indices):

@@ -1,7 +1,9 @@
 """Kernel-side mesh functions, and how they run when called from Python.
 
-``mesh_query_point``, ``mesh_query_ray``, ``mesh_query_aabb`` and
-``mesh_eval_position`` (and Warp's ``mesh_query_aabb_next``, which numba_sim
+``mesh_query_point`` (and Warp's variants ``mesh_query_point_no_sign``,
+``mesh_query_point_sign_normal``, ``mesh_query_point_sign_winding_number``,
+``mesh_query_furthest_point_no_sign``),
+``mesh_query_ray``, ``mesh_query_aabb`` and ``mesh_eval_position`` (and Warp's ``mesh_query_aabb_next``, which numba_sim
 replaces by ``for f in mesh_query_aabb(...)`` loops) are typed and lowered for
 compiled code in :mod:`numba_sim.typing.mesh` / :mod:`numba_sim.lowering.mesh`.
 Called from Python they run the very same ``cuda_src/mesh.h`` code of the
@@ -11,7 +13,7 @@ host library through ctypes, on CPU meshes: the ``sim.Mesh`` itself or its
 
 import numpy as np
 
-from numba_sim.spatial.bvh_query import BoxQuery
+from numba_sim.spatial.bvh_query import BoxQuery, root_argument
 from numba_sim.spatial.common import (
     MESH_HIT_BYTES,
     address,
@@ -64,7 +66,51 @@ def _hit_fields(hit):
             hit.view(np.int32)[7])
 
 
-def mesh_query_point(mesh, point, max_dist):
+def _point_query(function, entry, mesh, point, *scalars):
+    """Run the point-query entry point ``entry``: a MeshQueryPoint."""
+    mesh = _mesh(mesh, function)
+    p = vec3_argument(point, function, "point")
+    hit = np.zeros(MESH_HIT_BYTES // 4, dtype=np.uint32)
+    with mesh._lock:
+        found = host_functions[entry](mesh.id, address(p), *(float(x) for x in scalars),
+                                      address(hit))
+    _, u, v, sign, _, face = _hit_fields(hit)
+    out = MeshQueryPoint()
+    out.result, out.sign, out.face, out.u, out.v = bool(found), sign, face, u, v
+    return out
+
+
+def out_argument_message(name, signature, struct_call):
+    """The error of Warp's output-argument form of a mesh point query."""
+    return (f"Warp's output-argument form {name}({signature}) is replaced in numba_sim by "
+            f"the result struct: `q = sim.{struct_call}`, then q.result, q.sign, q.face, "
+            f"q.u, q.v")
+
+
+#: name -> (Warp's output-argument signature, our struct form), for the errors.
+OUT_ARGUMENT_FORMS = {
+    "mesh_query_point": ("mesh, point, max_dist, inside, face, bary_u, bary_v",
+                         "mesh_query_point(mesh, point, max_dist)"),
+    "mesh_query_point_no_sign": ("mesh, point, max_dist, face, bary_u, bary_v",
+                                 "mesh_query_point_no_sign(mesh, point, max_dist)"),
+    "mesh_query_furthest_point_no_sign": (
+        "mesh, point, min_dist, face, bary_u, bary_v",
+        "mesh_query_furthest_point_no_sign(mesh, point, min_dist)"),
+    "mesh_query_point_sign_normal": (
+        "mesh, point, max_dist, inside, face, bary_u, bary_v[, epsilon]",
+        "mesh_query_point_sign_normal(mesh, point, max_dist[, epsilon])"),
+    "mesh_query_point_sign_winding_number": (
+        "mesh, point, max_dist, inside, face, bary_u, bary_v[, accuracy, threshold]",
+        "mesh_query_point_sign_winding_number(mesh, point, max_dist[, accuracy, threshold])"),
+}
+
+
+def _refuse_out_arguments(name, extra):
+    if extra:
+        raise TypeError(out_argument_message(name, *OUT_ARGUMENT_FORMS[name]))
+
+
+def mesh_query_point(mesh, point, max_dist, *out_arguments):
     """The point of ``mesh`` closest to ``point`` (vec3), if nearer than ``max_dist``.
 
     Returns a result with ``.result`` (whether one was found), ``.face`` (-1
@@ -74,38 +120,104 @@ def mesh_query_point(mesh, point, max_dist):
     pseudo-normal at the closest point (exact for closed, consistently wound
     meshes; see cuda_src/mesh.h). ``mesh`` is a ``sim.Mesh`` or its ``id``.
     """
-    mesh = _mesh(mesh, "mesh_query_point")
-    p = vec3_argument(point, "mesh_query_point", "point")
-    hit = np.zeros(MESH_HIT_BYTES // 4, dtype=np.uint32)
-    with mesh._lock:
-        found = host_functions["sim_mesh_query_point"](mesh.id, address(p), float(max_dist),
-                                                       address(hit))
-    _, u, v, sign, _, face = _hit_fields(hit)
-    out = MeshQueryPoint()
-    out.result, out.sign, out.face, out.u, out.v = bool(found), sign, face, u, v
-    return out
+    _refuse_out_arguments("mesh_query_point", out_arguments)
+    return _point_query("mesh_query_point", "sim_mesh_query_point", mesh, point, max_dist)
 
 
-def mesh_query_ray(mesh, start, dir, max_t):
+def mesh_query_point_no_sign(mesh, point, max_dist, *out_arguments):
+    """The point of ``mesh`` closest to ``point``, if nearer than ``max_dist``, without a sign.
+
+    Warp's algorithm, triangle for triangle: slivers (normal length over the
+    sum of the squared edge lengths below 1e-6) are skipped. Returns a
+    ``MeshQueryPoint`` (``.result .face .u .v``; ``.sign`` is 0).
+    """
+    _refuse_out_arguments("mesh_query_point_no_sign", out_arguments)
+    return _point_query("mesh_query_point_no_sign", "sim_mesh_query_point_no_sign", mesh, point,
+                        max_dist)
+
+
+def mesh_query_furthest_point_no_sign(mesh, point, min_dist, *out_arguments):
+    """The point of ``mesh`` farthest from ``point``, if farther than ``min_dist`` (a vertex).
+
+    Warp's algorithm (slivers skipped). Returns a ``MeshQueryPoint``
+    (``.result .face .u .v``; ``.sign`` is 0).
+    """
+    _refuse_out_arguments("mesh_query_furthest_point_no_sign", out_arguments)
+    return _point_query("mesh_query_furthest_point_no_sign",
+                        "sim_mesh_query_furthest_point_no_sign", mesh, point, min_dist)
+
+
+def mesh_query_point_sign_normal(mesh, point, max_dist, epsilon=1.0e-3, *out_arguments):
+    """The closest point, signed by Warp's angle-weighted pseudo-normal with a tolerance.
+
+    Faces whose closest points are within ``epsilon`` times the mesh's mean
+    edge length of the closest distance count as equally close; their
+    normals, weighted by the angle of the feature (vertex, edge, interior) the
+    point lies on, decide the sign: -1 inside, +1 outside. Warp's algorithm,
+    for watertight, non-self-intersecting meshes. Returns a ``MeshQueryPoint``.
+    """
+    if not isinstance(epsilon, (int, float, np.integer, np.floating)) or out_arguments:
+        _refuse_out_arguments("mesh_query_point_sign_normal", True)
+    return _point_query("mesh_query_point_sign_normal", "sim_mesh_query_point_sign_normal", mesh,
+                        point, max_dist, epsilon)
+
+
+def mesh_query_point_sign_winding_number(mesh, point, max_dist, accuracy=2.0, threshold=0.5,
+                                         *out_arguments):
+    """The closest point, signed by the mesh's winding number at ``point``.
+
+    -1 (inside) when the winding number exceeds ``threshold``, else +1: robust
+    for meshes that are not watertight. The winding number is Barill et al.'s
+    fast approximation (Warp's): leaves near ``point`` sum their triangles'
+    exact solid angles, BVH nodes farther than ``accuracy`` times their
+    radius their dipole expansion. Needs ``Mesh(..., support_winding_number=True)``;
+    without it the sign is Warp's fallback, the majority of three rays (+x,
+    +y, +z) whose closest hit is a back face. The closest point is
+    ``mesh_query_point_no_sign``'s. Returns a ``MeshQueryPoint``.
+    """
+    numbers = (int, float, np.integer, np.floating)
+    if out_arguments or not isinstance(accuracy, numbers) or not isinstance(threshold, numbers):
+        _refuse_out_arguments("mesh_query_point_sign_winding_number", True)
+    return _point_query("mesh_query_point_sign_winding_number",
+                        "sim_mesh_query_point_sign_winding_number", mesh, point, max_dist,
+                        accuracy, threshold)
+
+
+def mesh_query_ray(mesh, start, dir, max_t, root=-1):
     """The closest hit of the ray ``start + t * dir`` on ``mesh`` with ``0 <= t < max_t``.
 
     Returns a result with ``.result``, ``.t``, the barycentric ``.u``, ``.v``
     of the hit on ``.face``, ``.sign`` (+1 on a triangle's front,
     counter-clockwise side, -1 on its back) and ``.normal`` (the face's unit
     normal). The triangle test is watertight: a ray through a shared edge or
-    vertex hits one of its triangles.
+    vertex hits one of its triangles. ``root`` (Warp's): search the subtree
+    of that BVH node only, as a triangle group's root from
+    :func:`mesh_get_group_root`; -1 (any negative) searches the whole mesh.
     """
     mesh = _mesh(mesh, "mesh_query_ray")
     s = vec3_argument(start, "mesh_query_ray", "start")
     d = vec3_argument(dir, "mesh_query_ray", "dir")
+    root = root_argument(root, "mesh_query_ray")
     hit = np.zeros(MESH_HIT_BYTES // 4, dtype=np.uint32)
     with mesh._lock:
         found = host_functions["sim_mesh_query_ray"](mesh.id, address(s), address(d),
-                                                     float(max_t), address(hit))
+                                                     float(max_t), address(hit), root)
     out = MeshQueryRay()
     out.t, out.u, out.v, out.sign, normal, out.face = _hit_fields(hit)
     out.result, out.normal = bool(found), _vec3(normal)
     return out
+
+
+def mesh_get_group_root(mesh, group):
+    """The BVH node at the root of triangle group ``group`` of ``mesh`` (Warp's), or -1.
+
+    For a ``Mesh(..., groups=...)``; pass it to ``mesh_query_ray`` to search
+    that group's triangles only. An ungrouped mesh is one group, 0.
+    """
+    mesh = _mesh(mesh, "mesh_get_group_root")
+    group = root_argument(group, "mesh_get_group_root", "group")
+    with mesh._lock:
+        return np.int32(host_functions["sim_mesh_get_group_root"](mesh.id, group))
 
 
 def mesh_query_aabb(mesh, lower, upper):
@@ -126,6 +238,19 @@ def mesh_eval_position(mesh, face, u, v):
     out = np.zeros(3, dtype=np.float32)
     with mesh._lock:
         host_functions["sim_mesh_eval_position"](mesh.id, int(face), float(u), float(v),
+                                                 address(out))
+    return _vec3(out)
+
+
+def mesh_eval_velocity(mesh, face, u, v):
+    """The velocity ``u * v0 + v * v1 + (1 - u - v) * v2`` of ``face``'s vertices (Warp's).
+
+    Interpolates ``Mesh(velocities=...)``; zeros off the mesh or without velocities.
+    """
+    mesh = _mesh(mesh, "mesh_eval_velocity")
+    out = np.zeros(3, dtype=np.float32)
+    with mesh._lock:
+        host_functions["sim_mesh_eval_velocity"](mesh.id, int(face), float(u), float(v),
                                                  address(out))
     return _vec3(out)
 

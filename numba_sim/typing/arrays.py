@@ -13,19 +13,17 @@ from numba.np import numpy_support
 from numba_sim.arrays import view
 from numba_sim.operations import fail
 from numba_sim.registry import typing_registry
-from numba_sim.types import CLASSES
+from numba_sim.types import Value
 from numba_sim.typing.structs import struct_class_of, struct_type_of
 from numba_sim.typing.value_types import VALUE_TYPES, ValueType
-
-_CLASS_TO_TYPE = {cls: VALUE_TYPES[spec] for spec, cls in CLASSES.items()}
 
 
 def value_type_of_marker(marker):
     """The element type named by a typed dtype argument (``sim.vec3``, a struct class), or None."""
     if isinstance(marker, types.Function):
         key = marker.typing_key
-        if key in _CLASS_TO_TYPE:
-            return _CLASS_TO_TYPE[key]
+        if isinstance(key, type) and issubclass(key, Value) and key.spec is not None:
+            return VALUE_TYPES[key.spec]  # also the types made on demand (sim.types.vector)
         struct_class = struct_class_of(marker)
         if struct_class is not None:
             return struct_type_of(struct_class)

@@ -23,6 +23,7 @@ from numba_sim.registry import typing_registry
 from numba_sim.spatial.bvh import Bvh
 from numba_sim.spatial.bvh_query import (
     QUERY_NEXT_MESSAGE,
+    bvh_get_group_root,
     bvh_query_aabb,
     bvh_query_next,
     bvh_query_ray,
@@ -31,6 +32,7 @@ from numba_sim.spatial.common import BVH_QUERY_BYTES
 from numba_sim.typing.spatial_common import (
     SpatialType,
     check_arity,
+    check_number,
     check_vec3,
     handle_argument,
     opaque_state_members,
@@ -87,7 +89,8 @@ box_query_state_type = BoxQueryStateType()
 class BoxQueryModel(models.StructModel):
     def __init__(self, dmm, fe_type):
         vec3 = value_type_by_name("vec3")
-        super().__init__(dmm, fe_type, [("handle", types.uint64), ("a", vec3), ("b", vec3)])
+        super().__init__(dmm, fe_type, [("handle", types.uint64), ("a", vec3), ("b", vec3),
+                                        ("root", types.int32)])
 
 
 @register_model(BoxQueryStateType)
@@ -102,13 +105,20 @@ class BoxQueryIteratorModel(models.StructModel):
         super().__init__(dmm, fe_type, [("state", types.EphemeralPointer(box_query_state_type))])
 
 
-def box_query_signature(name, kind, spatial_type, args, kws, vector_names):
-    """The signature of a builtin taking (structure, vec3, vec3) and returning a BoxQueryType."""
-    check_arity(name, args, kws, (spatial_type.argument, *vector_names))
+def box_query_signature(name, kind, spatial_type, args, kws, vector_names, root=False):
+    """The signature of a builtin taking (structure, vec3, vec3[, root]) and returning a
+    BoxQueryType (``root``: whether the optional int root node is accepted)."""
+    names = (spatial_type.argument, *vector_names)
+    if root and not kws and len(args) == 4:
+        names += ("root",)
+    check_arity(name, args, kws, names)
     handle = handle_argument(name, args, args[0], spatial_type)
     for value, what in zip(args[1:], vector_names):
         check_vec3(name, args, value, what)
     vec3 = value_type_by_name("vec3")
+    if len(args) == 4:
+        check_number(name, args, args[3], "root", kind=types.Integer)
+        return signature(BoxQueryType(kind), handle, vec3, vec3, types.int32)
     return signature(BoxQueryType(kind), handle, vec3, vec3)
 
 
@@ -116,13 +126,24 @@ def box_query_signature(name, kind, spatial_type, args, kws, vector_names):
 class BvhQueryAabbTyping(AbstractTemplate):
     def generic(self, args, kws):
         return box_query_signature("bvh_query_aabb", "aabb", bvh_type, args, kws,
-                                   ("lower", "upper"))
+                                   ("lower", "upper"), root=True)
 
 
 @typing_registry.register_global(bvh_query_ray)
 class BvhQueryRayTyping(AbstractTemplate):
     def generic(self, args, kws):
-        return box_query_signature("bvh_query_ray", "ray", bvh_type, args, kws, ("start", "dir"))
+        return box_query_signature("bvh_query_ray", "ray", bvh_type, args, kws, ("start", "dir"),
+                                   root=True)
+
+
+@typing_registry.register_global(bvh_get_group_root)
+class BvhGetGroupRootTyping(AbstractTemplate):
+    def generic(self, args, kws):
+        name = "bvh_get_group_root"
+        check_arity(name, args, kws, ("bvh", "group"))
+        handle = handle_argument(name, args, args[0], bvh_type)
+        check_number(name, args, args[1], "group", kind=types.Integer)
+        return signature(types.int32, handle, types.int32)
 
 
 @typing_registry.register_global(bvh_query_next)

@@ -19,14 +19,22 @@ from numba_sim.operations import fail
 from numba_sim.registry import typing_registry
 from numba_sim.spatial.mesh import Mesh
 from numba_sim.spatial.mesh_query import (
+    OUT_ARGUMENT_FORMS,
+    POINT_FIELDS,
     QUERY_NEXT_MESSAGE,
     RAY_FIELDS,
-    POINT_FIELDS,
     mesh_eval_position,
+    mesh_eval_velocity,
+    mesh_get_group_root,
     mesh_query_aabb,
     mesh_query_aabb_next,
+    mesh_query_furthest_point_no_sign,
     mesh_query_point,
+    mesh_query_point_no_sign,
+    mesh_query_point_sign_normal,
+    mesh_query_point_sign_winding_number,
     mesh_query_ray,
+    out_argument_message,
 )
 from numba_sim.typing.bvh import box_query_signature
 from numba_sim.typing.spatial_common import (
@@ -87,28 +95,84 @@ def _float32(name, args, value, what):
     return types.float32
 
 
+def point_query_signature(name, args, kws, distance="max_dist", optional=()):
+    """The typing of the point queries: (mesh, point, distance[, *optional]) -> MeshQueryPoint.
+
+    Warp's output-argument forms (more arguments) are typing errors that
+    name the struct form.
+    """
+    names = ("mesh", "point", distance)
+    if not kws and len(args) > len(names) + len(optional):
+        fail(name, args, out_argument_message(name, *OUT_ARGUMENT_FORMS[name]))
+    if not kws and len(names) < len(args) <= len(names) + len(optional):
+        names = names + optional[:len(args) - len(names)]
+    check_arity(name, args, kws, names)
+    handle = handle_argument(name, args, args[0], mesh_type)
+    check_vec3(name, args, args[1], "point")
+    scalars = [_float32(name, args, value, what) for value, what in zip(args[2:], names[2:])]
+    return signature(mesh_query_point_type, handle, value_type_by_name("vec3"), *scalars)
+
+
 @typing_registry.register_global(mesh_query_point)
 class MeshQueryPointTyping(AbstractTemplate):
     def generic(self, args, kws):
-        name = "mesh_query_point"
-        check_arity(name, args, kws, ("mesh", "point", "max_dist"))
-        handle = handle_argument(name, args, args[0], mesh_type)
-        check_vec3(name, args, args[1], "point")
-        max_dist = _float32(name, args, args[2], "max_dist")
-        return signature(mesh_query_point_type, handle, value_type_by_name("vec3"), max_dist)
+        return point_query_signature("mesh_query_point", args, kws)
+
+
+@typing_registry.register_global(mesh_query_point_no_sign)
+class MeshQueryPointNoSignTyping(AbstractTemplate):
+    def generic(self, args, kws):
+        return point_query_signature("mesh_query_point_no_sign", args, kws)
+
+
+@typing_registry.register_global(mesh_query_furthest_point_no_sign)
+class MeshQueryFurthestPointNoSignTyping(AbstractTemplate):
+    def generic(self, args, kws):
+        return point_query_signature("mesh_query_furthest_point_no_sign", args, kws,
+                                     distance="min_dist")
+
+
+@typing_registry.register_global(mesh_query_point_sign_normal)
+class MeshQueryPointSignNormalTyping(AbstractTemplate):
+    def generic(self, args, kws):
+        return point_query_signature("mesh_query_point_sign_normal", args, kws,
+                                     optional=("epsilon",))
+
+
+@typing_registry.register_global(mesh_query_point_sign_winding_number)
+class MeshQueryPointSignWindingNumberTyping(AbstractTemplate):
+    def generic(self, args, kws):
+        return point_query_signature("mesh_query_point_sign_winding_number", args, kws,
+                                     optional=("accuracy", "threshold"))
 
 
 @typing_registry.register_global(mesh_query_ray)
 class MeshQueryRayTyping(AbstractTemplate):
     def generic(self, args, kws):
         name = "mesh_query_ray"
-        check_arity(name, args, kws, ("mesh", "start", "dir", "max_t"))
+        names = ("mesh", "start", "dir", "max_t")
+        if not kws and len(args) == 5:
+            names += ("root",)
+        check_arity(name, args, kws, names)
         handle = handle_argument(name, args, args[0], mesh_type)
         check_vec3(name, args, args[1], "start")
         check_vec3(name, args, args[2], "dir")
         max_t = _float32(name, args, args[3], "max_t")
         vec3 = value_type_by_name("vec3")
+        if len(args) == 5:
+            check_number(name, args, args[4], "root", kind=types.Integer)
+            return signature(mesh_query_ray_type, handle, vec3, vec3, max_t, types.int32)
         return signature(mesh_query_ray_type, handle, vec3, vec3, max_t)
+
+
+@typing_registry.register_global(mesh_get_group_root)
+class MeshGetGroupRootTyping(AbstractTemplate):
+    def generic(self, args, kws):
+        name = "mesh_get_group_root"
+        check_arity(name, args, kws, ("mesh", "group"))
+        handle = handle_argument(name, args, args[0], mesh_type)
+        check_number(name, args, args[1], "group", kind=types.Integer)
+        return signature(types.int32, handle, types.int32)
 
 
 @typing_registry.register_global(mesh_query_aabb)
@@ -118,16 +182,26 @@ class MeshQueryAabbTyping(AbstractTemplate):
                                    ("lower", "upper"))
 
 
+def eval_signature(name, args, kws):
+    """(mesh, face, u, v) -> vec3: mesh_eval_position and mesh_eval_velocity."""
+    check_arity(name, args, kws, ("mesh", "face", "u", "v"))
+    handle = handle_argument(name, args, args[0], mesh_type)
+    check_number(name, args, args[1], "face", kind=types.Integer)
+    u = _float32(name, args, args[2], "u")
+    v = _float32(name, args, args[3], "v")
+    return signature(value_type_by_name("vec3"), handle, types.int32, u, v)
+
+
 @typing_registry.register_global(mesh_eval_position)
 class MeshEvalPositionTyping(AbstractTemplate):
     def generic(self, args, kws):
-        name = "mesh_eval_position"
-        check_arity(name, args, kws, ("mesh", "face", "u", "v"))
-        handle = handle_argument(name, args, args[0], mesh_type)
-        check_number(name, args, args[1], "face", kind=types.Integer)
-        u = _float32(name, args, args[2], "u")
-        v = _float32(name, args, args[3], "v")
-        return signature(value_type_by_name("vec3"), handle, types.int32, u, v)
+        return eval_signature("mesh_eval_position", args, kws)
+
+
+@typing_registry.register_global(mesh_eval_velocity)
+class MeshEvalVelocityTyping(AbstractTemplate):
+    def generic(self, args, kws):
+        return eval_signature("mesh_eval_velocity", args, kws)
 
 
 @typing_registry.register_global(mesh_query_aabb_next)

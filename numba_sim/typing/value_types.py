@@ -1,6 +1,8 @@
 """Numba types, data models and ``typeof`` for the value-type table.
 
-One :class:`ValueType` per row of :data:`numba_sim.types.VALUE_TABLE`.  Its
+One :class:`ValueType` per row of :data:`numba_sim.types.VALUE_TABLE`, and one for each
+vector or matrix type made later (:func:`numba_sim.types.vector`, or a result type such
+as the 5x3 product of a 5x4 and a 4x3 matrix, made during typing).  Its
 data model is an LLVM array of the scalar components in storage order (the
 same bytes as an element of a ``(..., 3)`` float32 array for vec3), passed to
 functions and CUDA kernels as that many scalars.
@@ -40,7 +42,7 @@ class ValueType(types.Type):
         return value_table.CLASSES[self.spec]
 
     def __reduce__(self):
-        return value_type_by_name, (self.spec.name,)
+        return value_type_of, (self.spec.kind, self.spec.dtype.str, self.spec.shape)
 
 
 @register_model(ValueType)
@@ -56,7 +58,12 @@ class ValueModel(models.UniTupleModel):
 
 
 VALUE_TYPES = {spec: ValueType(spec) for spec in value_table.VALUE_TABLE}
-"""The Numba type of each spec."""
+"""The Numba type of each spec (those made on demand join when made)."""
+
+
+@value_table.on_new_spec
+def _declare_value_type(spec):
+    VALUE_TYPES[spec] = ValueType(spec)
 
 
 def value_type_by_name(name):
@@ -64,7 +71,8 @@ def value_type_by_name(name):
 
 
 def value_type_of(kind, dtype, shape):
-    """The ValueType for (kind, Numba or NumPy dtype, shape), or None."""
+    """The ValueType for (kind, Numba or NumPy dtype, shape), or None if there is no such
+    type (vectors and matrices of any size are made on demand)."""
     if isinstance(dtype, types.Type):
         dtype = numpy_support.as_dtype(dtype)
     spec = value_table.find_spec(kind, dtype, shape)

@@ -1,0 +1,174 @@
+"""Captured and recorded launches: ``sim.capture``, ``record_cmd=True`` and Warp's spellings.
+
+``with sim.capture(device) as g:`` records the launches made inside the block on this thread;
+``g.launch()`` replays them.  On CUDA it is a CUDA graph (cuda_runtime.py).  On the CPU the
+launches are recorded, not run (as Warp's CPU capture does), with their arguments bound once:
+``g.launch()`` calls one compiled function that runs every recorded launcher in order, so a
+replay costs one call however many launches it holds.  The arrays are recorded by reference:
+a replay reads and writes their current contents.
+
+``sim.launch(..., record_cmd=True)`` returns a :class:`RecordedLaunch` whose ``launch()``
+repeats the launch with the same arguments, skipping the binding.
+
+Warp's names map onto these: ``ScopedCapture`` (``.graph``), ``capture_begin``,
+``capture_end`` and ``capture_launch``.
+"""
+
+import contextlib
+import threading
+
+import numba
+
+from numba_sim import arrays, cuda_runtime
+
+_recording = threading.local()
+"""``.graph``: the CpuGraph this thread records into, if any."""
+
+
+def cpu_graph_recording():
+    """The CpuGraph the calling thread records into, or None (launcher.py asks)."""
+    return getattr(_recording, "graph", None)
+
+
+class RecordedLaunch:
+    """A bound launch (``sim.launch(..., record_cmd=True)``): ``launch()`` repeats it."""
+
+    def __init__(self, kernel, launcher, dims, count, bound, stream=None, ordinal=None):
+        self.kernel = kernel
+        self.dims = dims
+        self._launcher, self._count, self._bound = launcher, count, bound
+        self._stream, self._ordinal = stream, ordinal
+
+    def launch(self, stream=None):
+        self._launcher(self.dims, self._count, self._bound,
+                       stream=self._stream if stream is None else stream, ordinal=self._ordinal)
+
+    def __repr__(self):
+        return f"<numba_sim recorded launch of {self.kernel.__qualname__}, dim={self.dims}>"
+
+
+class CpuGraph:
+    """The launches recorded on the CPU by ``sim.capture("cpu")``, replayed as one call."""
+
+    def __init__(self):
+        self._steps = []
+        """(CPU launcher, dims, thread count, bound arguments) of each recorded launch"""
+        self._closed = False
+        self._replay = None
+        self._arguments = None
+
+    def record(self, launcher, dims, count, bound):
+        self._steps.append((launcher, dims, count, list(bound)))
+
+    def __len__(self):
+        return len(self._steps)
+
+    def launch(self, stream=None):
+        if not self._closed:
+            raise RuntimeError("the graph is still being captured; launch it after the "
+                               "'with sim.capture()' block")
+        if not self._steps:
+            return
+        if self._replay is None:
+            self._replay, self._arguments = self._compile()
+        self._replay(*self._arguments)
+
+    def _compile(self):
+        """One njit function calling each launch's compiled launcher with its arguments.
+
+        Each distinct argument object becomes one parameter of the replay (arrays are unboxed
+        once per replay, however many launches use them); dims are constants.
+        """
+        namespace, parameters, lines, arguments = {}, {}, [], []
+        for k, (launcher, dims, count, bound) in enumerate(self._steps):
+            dispatcher = launcher.dispatcher_for(count)  # the current serial/parallel choice
+            namespace[f"launcher{k}"] = dispatcher
+            names = []
+            for value in bound:
+                name = parameters.get(id(value))
+                if name is None:
+                    name = parameters[id(value)] = f"a{len(arguments)}"
+                    arguments.append(value)
+                names.append(name)
+            lines.append(f"    launcher{k}({dims!r}, {', '.join(names)})")
+        source = f"def replay({', '.join(f'a{k}' for k in range(len(arguments)))}):\n" \
+            + "\n".join(lines) + "\n"
+        exec(compile(source, f"<numba_sim CPU graph of {len(self._steps)} launches>", "exec"),
+             namespace)
+        return numba.njit(namespace["replay"]), tuple(arguments)
+
+
+@contextlib.contextmanager
+def capture(device="cuda", stream=None):
+    """Record the launches made inside the block; ``g.launch()`` replays them (see the
+    module docstring).  *device*: "cpu", "cuda" or "cuda:N"."""
+    kind, _ = arrays.parse_device(device)
+    if kind == "cuda":
+        with cuda_runtime.capture(device, stream) as graph:
+            yield graph
+        return
+    if cpu_graph_recording() is not None:
+        raise RuntimeError("sim.capture: a CPU capture is already active on this thread")
+    graph = CpuGraph()
+    _recording.graph = graph
+    try:
+        yield graph
+    finally:
+        _recording.graph = None
+        graph._closed = True
+
+
+class ScopedCapture:
+    """Warp's ``wp.ScopedCapture(device=None, stream=None, ...)``: the graph is ``.graph``."""
+
+    def __init__(self, device=None, stream=None, force_module_load=None, external=False,
+                 apic=False, capture_mode=None):
+        if external:
+            raise ValueError("external: an external capture is CUDA-stream specific; numba_sim "
+                             "captures on CuPy's streams (use sim.capture)")
+        self.device = arrays.current_device() if device is None else device
+        self.stream = stream
+        self.graph = None
+        self.active = False
+        self._context = None
+
+    def __enter__(self):
+        self._context = capture(self.device, self.stream)
+        self.graph = self._context.__enter__()
+        self.active = True
+        return self
+
+    def __exit__(self, *exc_info):
+        self.active = False
+        return self._context.__exit__(*exc_info)
+
+
+_open_captures = {}
+"""(thread, device) -> the ScopedCapture that capture_begin opened"""
+
+
+def capture_begin(device=None, stream=None, force_module_load=None, external=False):
+    """Warp's ``wp.capture_begin``: start recording on this thread (``capture_end`` stops)."""
+    scoped = ScopedCapture(device, stream, force_module_load, external)
+    key = (threading.get_ident(), arrays.parse_device(scoped.device)[0])
+    if key in _open_captures:
+        raise RuntimeError(f"capture_begin: a capture on {scoped.device} is already open")
+    scoped.__enter__()
+    _open_captures[key] = scoped
+
+
+def capture_end(device=None, stream=None):
+    """Warp's ``wp.capture_end``: stop recording and return the graph."""
+    device = arrays.current_device() if device is None else device
+    scoped = _open_captures.pop((threading.get_ident(), arrays.parse_device(device)[0]), None)
+    if scoped is None:
+        raise RuntimeError(f"capture_end: no capture on {device} was begun on this thread")
+    scoped.__exit__(None, None, None)
+    return scoped.graph
+
+
+def capture_launch(graph, stream=None):
+    """Warp's ``wp.capture_launch(graph)``: replay *graph*."""
+    if not isinstance(graph, (CpuGraph, cuda_runtime.Graph)):
+        raise TypeError(f"graph: expected a graph made by sim.capture, got {graph!r}")
+    graph.launch(stream)

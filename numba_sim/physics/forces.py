@@ -1,0 +1,238 @@
+"""The per-element physics of the particle solvers, written once as ``@sim.func``s.
+
+Each element function takes the values it needs (positions, velocities, rest
+pose, material) and returns its forces on its particles; the caller loads the
+values and adds the forces: atomically in the one-thread-per-element kernels,
+plainly in the fused serial substep.  (Values rather than arrays: a ``@sim.func``
+too large to inline that takes arrays pays about 10 ns per call and array on the
+CPU, several times the arithmetic of a spring.)  The models are
+warp.sim 1.9.1's (``warp/sim/integrator_euler.py``): Hooke springs with damping
+along the spring, the triangle membrane of ``eval_triangles`` (shear ``k_mu``,
+area ``k_lambda``, damping, drag and lift), Bridson's dihedral bending,
+the stable neo-Hookean tetrahedron of ``eval_tetrahedra``, penalty contacts
+against shapes and between particles (normal ``ke * depth`` plus damping,
+friction capped by Coulomb), and symplectic Euler.
+
+The same functions are called by one-thread-per-element kernels
+(``numba_sim/physics/kernels.py``: CUDA and large CPU models) and by the fused
+serial substep kernels that loop over every element on one thread (small CPU
+models, where a launch per kernel would dominate).
+"""
+
+import numba_sim as sim
+
+HALF_PI = 1.5707963267948966
+
+
+@sim.func
+def spring_force(xi: sim.vec3, xj: sim.vec3, vi: sim.vec3, vj: sim.vec3, rest: float, ke: float,
+                 kd: float):
+    """The force of a spring on its first particle (the second gets its opposite)."""
+    xij = xi - xj
+    length = sim.length(xij)
+    fs = sim.vec3()
+    if length > 0.0:
+        direction = xij / length
+        c = length - rest
+        dcdt = sim.dot(direction, vi - vj)
+        fs = direction * (-(ke * c + kd * dcdt))
+    return fs
+
+
+@sim.func
+def triangle_force(x0: sim.vec3, x1: sim.vec3, x2: sim.vec3, v0: sim.vec3, v1: sim.vec3,
+                   v2: sim.vec3, dm: sim.mat22, act: float, k_mu: float, k_lambda: float,
+                   k_damp: float, k_drag: float, k_lift: float):
+    """The forces of a membrane triangle on its three particles."""
+    x10 = x1 - x0
+    x20 = x2 - x0
+    v10 = v1 - v0
+    v20 = v2 - v0
+    inv_rest_area = sim.determinant(dm) * 2.0
+    rest_area = 1.0 / inv_rest_area
+    k_mu = k_mu * rest_area
+    k_lambda = k_lambda * rest_area
+    k_damp = k_damp * rest_area
+    # deformation gradient F = Xs Dm^-1 and its rate, by columns
+    f1 = x10 * dm[0, 0] + x20 * dm[1, 0]
+    f2 = x10 * dm[0, 1] + x20 * dm[1, 1]
+    dfdt1 = v10 * dm[0, 0] + v20 * dm[1, 0]
+    dfdt2 = v10 * dm[0, 1] + v20 * dm[1, 1]
+    p1 = f1 * k_mu + dfdt1 * k_damp
+    p2 = f2 * k_mu + dfdt2 * k_damp
+    # force = P Dm^T
+    fq = p1 * dm[0, 0] + p2 * dm[0, 1]
+    fr = p1 * dm[1, 0] + p2 * dm[1, 1]
+    alpha = 1.0 + k_mu / k_lambda
+    # area preservation
+    n = sim.cross(x10, x20)
+    area = sim.length(n) * 0.5
+    c = area * inv_rest_area - alpha + act
+    n = sim.normalize(n)
+    dcdq = sim.cross(x20, n) * inv_rest_area * 0.5
+    dcdr = sim.cross(n, x10) * inv_rest_area * 0.5
+    f_area = k_lambda * c
+    dcdt = sim.dot(dcdq, v1) + sim.dot(dcdr, v2) - sim.dot(dcdq + dcdr, v0)
+    f_damp = k_damp * dcdt
+    fq = fq + dcdq * (f_area + f_damp)
+    fr = fr + dcdr * (f_area + f_damp)
+    fp = fq + fr
+    # aerodynamic drag and lift
+    if k_drag != 0.0 or k_lift != 0.0:
+        vmid = (v0 + v1 + v2) * (1.0 / 3.0)
+        speed = sim.length(vmid)
+        if speed > 0.0:
+            vdir = vmid / speed
+            f_drag = vmid * (k_drag * area * sim.abs(sim.dot(n, vmid)))
+            f_lift = n * (k_lift * area * (HALF_PI - sim.acos(sim.clamp(sim.dot(n, vdir),
+                                                                      -1.0, 1.0)))) \
+                * sim.dot(vmid, vmid)
+            fp = fp - f_drag - f_lift
+            fq = fq + f_drag + f_lift
+            fr = fr + f_drag + f_lift
+    return fp, -fq, -fr
+
+
+@sim.func
+def bending_force(x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, x4: sim.vec3, v1: sim.vec3,
+                  v2: sim.vec3, v3: sim.vec3, v4: sim.vec3, rest: float, ke: float, kd: float):
+    """The forces of a bending edge (across x3-x4, wings x1 and x2) on its particles."""
+    n1 = sim.cross(x3 - x1, x4 - x1)
+    n2 = sim.cross(x4 - x2, x3 - x2)
+    n1_length = sim.length(n1)
+    n2_length = sim.length(n2)
+    e_vec = x4 - x3
+    e_length = sim.length(e_vec)
+    f1 = sim.vec3()
+    f2 = sim.vec3()
+    f3 = sim.vec3()
+    f4 = sim.vec3()
+    if n1_length >= 1.0e-6 and n2_length >= 1.0e-6 and e_length > 0.0:
+        rcp_n1 = 1.0 / n1_length
+        rcp_n2 = 1.0 / n2_length
+        cos_theta = sim.clamp(sim.dot(n1, n2) * rcp_n1 * rcp_n2, -1.0, 1.0)
+        n1 = n1 * rcp_n1 * rcp_n1
+        n2 = n2 * rcp_n2 * rcp_n2
+        e_hat = e_vec / e_length
+        s = sim.sign(sim.dot(sim.cross(n2, n1), e_hat))
+        angle = sim.acos(cos_theta) * s
+        d1 = n1 * e_length
+        d2 = n2 * e_length
+        d3 = n1 * sim.dot(x1 - x4, e_hat) + n2 * sim.dot(x2 - x4, e_hat)
+        d4 = n1 * sim.dot(x3 - x1, e_hat) + n2 * sim.dot(x3 - x2, e_hat)
+        f_elastic = ke * (angle - rest)
+        f_damp = kd * (sim.dot(d1, v1) + sim.dot(d2, v2) + sim.dot(d3, v3) + sim.dot(d4, v4))
+        f_total = -e_length * (f_elastic + f_damp)
+        f1 = d1 * f_total
+        f2 = d2 * f_total
+        f3 = d3 * f_total
+        f4 = d4 * f_total
+    return f1, f2, f3, f4
+
+
+@sim.func
+def tetrahedron_force(x0: sim.vec3, x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, v0: sim.vec3,
+                      v1: sim.vec3, v2: sim.vec3, v3: sim.vec3, dm: sim.mat33, act: float,
+                      k_mu: float, k_lambda: float, k_damp: float):
+    """The forces of a neo-Hookean tetrahedron on its four particles."""
+    x10 = x1 - x0
+    x20 = x2 - x0
+    x30 = x3 - x0
+    inv_rest_volume = sim.determinant(dm) * 6.0
+    rest_volume = 1.0 / inv_rest_volume
+    alpha = 1.0 + k_mu / k_lambda - k_mu / (4.0 * k_lambda)
+    k_mu = k_mu * rest_volume
+    k_lambda = k_lambda * rest_volume
+    k_damp = k_damp * rest_volume
+    F = sim.matrix_from_cols(x10, x20, x30) * dm
+    dFdt = sim.matrix_from_cols(v1 - v0, v2 - v0, v3 - v0) * dm
+    ic = sim.dot(F[0], F[0]) + sim.dot(F[1], F[1]) + sim.dot(F[2], F[2])
+    P = F * (k_mu * (1.0 - 1.0 / (ic + 1.0))) + dFdt * k_damp
+    H = P * sim.transpose(dm)
+    f1 = sim.vec3(H[0, 0], H[1, 0], H[2, 0])
+    f2 = sim.vec3(H[0, 1], H[1, 1], H[2, 1])
+    f3 = sim.vec3(H[0, 2], H[1, 2], H[2, 2])
+    J = sim.determinant(F)
+    s = inv_rest_volume / 6.0
+    djdx1 = sim.cross(x20, x30) * s
+    djdx2 = sim.cross(x30, x10) * s
+    djdx3 = sim.cross(x10, x20) * s
+    f_volume = (J - alpha + act) * k_lambda
+    f_damp = (sim.dot(djdx1, v1 - v0) + sim.dot(djdx2, v2 - v0) + sim.dot(djdx3, v3 - v0)) \
+        * k_damp
+    f_total = f_volume + f_damp
+    f1 = f1 + djdx1 * f_total
+    f2 = f2 + djdx2 * f_total
+    f3 = f3 + djdx3 * f_total
+    return f1 + f2 + f3, -f1, -f2, -f3
+
+
+@sim.func
+def penalty_force(n: sim.vec3, v: sim.vec3, c: float, ke: float, kd: float, kf: float,
+                  mu: float):
+    """Force on a particle with penetration ``c`` (< 0 in contact) along normal ``n``
+    (pointing out of the other side) and relative velocity ``v``."""
+    vn = sim.dot(n, v)
+    fn = c * ke + sim.min(vn, 0.0) * kd
+    vt = v - n * vn
+    vs = sim.length(vt)
+    if vs > 0.0:
+        vt = vt / vs
+    ft = sim.min(vs * kf, mu * sim.abs(fn))
+    return -n * fn - vt * ft
+
+
+@sim.func
+def particle_particle_force(tid: int, grid: sim.uint64, q: sim.array(dtype=sim.vec3),
+                            qd: sim.array(dtype=sim.vec3), radius: sim.array(dtype=float),
+                            flags: sim.array(dtype=sim.uint32),
+                            world: sim.array(dtype=sim.int32), ke: float, kd: float, kf: float,
+                            mu: float, cohesion: float, max_radius: float,
+                            f: sim.array(dtype=sim.vec3)):
+    i = sim.hash_grid_point_id(grid, tid)
+    if i >= 0:
+        if (flags[i] & sim.uint32(1)) != sim.uint32(0):
+            x = q[i]
+            v = qd[i]
+            r = radius[i]
+            total = sim.vec3()
+            for index in sim.hash_grid_query(grid, x, r + max_radius + cohesion):
+                if index != i and world[index] == world[i] and \
+                        (flags[index] & sim.uint32(1)) != sim.uint32(0):
+                    n = x - q[index]
+                    d = sim.length(n)
+                    err = d - r - radius[index]
+                    if err <= cohesion and d > 0.0:
+                        total = total + penalty_force(n / d, v - qd[index], err, ke, kd, kf, mu)
+            f[i] += total
+
+
+@sim.func
+def soft_contact_force(x: sim.vec3, v: sim.vec3, radius: float, n: sim.vec3, point: sim.vec3,
+                       ke: float, kd: float, kf: float, mu: float):
+    """A particle against a static shape (body -1: the contact point is in world space);
+    the depth is recomputed from the current position, so one collide per frame is enough."""
+    depth = sim.dot(n, x - point) - radius
+    f = sim.vec3()
+    if depth < 0.0:
+        f = penalty_force(n, v, depth, ke, kd, kf, mu)
+    return f
+
+
+@sim.func
+def integrate_particle(x0: sim.vec3, v0: sim.vec3, f: sim.vec3, w: float, active: bool,
+                       gravity: sim.vec3, dt: float, v_max: float):
+    """Symplectic Euler: ``v += (f / m + g) dt; x += v dt``; pinned (inverse mass 0)
+    particles keep their velocity and get no gravity; inactive ones stop.  Returns
+    (x, v)."""
+    x1 = x0
+    v1 = sim.vec3()
+    if active:
+        v1 = v0
+        if w > 0.0:
+            v1 = v0 + (f * w + gravity) * dt
+        speed = sim.length(v1)
+        if speed > v_max:
+            v1 = v1 * (v_max / speed)
+        x1 = x0 + v1 * dt
+    return x1, v1

@@ -1,0 +1,210 @@
+"""``physics.SolverSemiImplicit``: forces, then symplectic Euler.
+
+Per substep: springs, cloth triangles (warp.sim's membrane FEM with drag and
+lift), bending edges, tetrahedra (stable neo-Hookean), particle-particle
+penalty contacts through a ``HashGrid``, particle-shape penalty contacts; then
+``v += (f / m + g) dt; x += v dt``.
+
+How a substep runs:
+
+* small models on the CPU: one launch of ``fused_substep_kernel``, which does
+  every phase for every element on one thread.  A 20-particle rope costs one
+  launch (about 10-20 us) per substep instead of seven;
+* large models on the CPU, and CUDA: one launch per phase, one thread per
+  element (every core; every GPU thread).
+"""
+
+import math
+
+import numpy as np
+
+import numba_sim as sim
+from numba_sim.physics import kernels
+from numba_sim.physics.model import Contacts, Control, Model, State
+
+FUSED_WORK_LIMIT = 16384
+"""CPU models whose per-substep work (elements weighted by their vertices) is below
+this run a substep as one serial launch."""
+
+
+def check_step_arguments(call, model, state_in, state_out, control, contacts, dt):
+    for name, state in (("state_in", state_in), ("state_out", state_out)):
+        if not isinstance(state, State):
+            raise ValueError(f"{call}: {name} must be a physics State, got {state!r}")
+        if state.particle_q.shape != (model.particle_count, 3):
+            raise ValueError(f"{call}: {name} has {state.particle_q.shape[0]} particles, the "
+                             f"model {model.particle_count} (a State of another model?)")
+    if control is not None:
+        if not isinstance(control, Control):
+            raise ValueError(f"{call}: control must be a physics Control or None, got {control!r}")
+        for name, count in (("tri_activations", model.tri_count),
+                            ("tet_activations", model.tet_count)):
+            if getattr(control, name).shape != (count,):
+                raise ValueError(f"{call}: control.{name} has shape "
+                                 f"{getattr(control, name).shape}, the model has {count} "
+                                 "elements (a Control of another model?)")
+    if contacts is not None:
+        if not isinstance(contacts, Contacts):
+            raise ValueError(f"{call}: contacts must be physics Contacts or None, got "
+                             f"{contacts!r}")
+        if contacts.model is not model:
+            raise ValueError(f"{call}: contacts were made by another model (use "
+                             "model.contacts() or model.collide() of this model)")
+    try:
+        dt = float(dt)
+    except (TypeError, ValueError):
+        raise ValueError(f"{call}: dt must be a number, got {dt!r}") from None
+    if not (math.isfinite(dt) and dt > 0.0):
+        raise ValueError(f"{call}: dt must be finite and > 0, got {dt!r}")
+    return dt
+
+
+class SolverSemiImplicit:
+    """Semi-implicit (symplectic) Euler with penalty forces (API-physics.md).
+
+    ``angular_damping`` and ``friction_smoothing`` are warp.sim's rigid-body settings,
+    kept for when bodies exist; particles do not use them.
+
+    ``fuse``: None chooses (one serial launch per substep for small CPU models), True
+    or False forces it (True on the CPU only).
+    """
+
+    def __init__(self, model, angular_damping=0.05, friction_smoothing=1.0, fuse=None):
+        call = "SolverSemiImplicit"
+        if not isinstance(model, Model):
+            raise ValueError(f"{call}: model must be a physics Model, got {model!r}")
+        self.model = model
+        for name, value in (("angular_damping", angular_damping),
+                            ("friction_smoothing", friction_smoothing)):
+            value = float(value)
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError(f"{call}: {name} must be finite and >= 0, got {value!r}")
+            setattr(self, name, value)
+        xp = model._xp
+        self._cpu = model._xp is np
+        work = (model.particle_count + model.spring_count * 2 + model.tri_count * 3
+                + model.edge_count * 4 + model.tet_count * 4)
+        if fuse is None:
+            fuse = self._cpu and work < FUSED_WORK_LIMIT
+        elif fuse and not self._cpu:
+            raise ValueError(f"{call}: fuse=True runs a substep on one CPU thread; the model is "
+                             f"on {model.device!r}")
+        self.fused = bool(fuse)
+        n = model.particle_count
+        self._f = xp.zeros((n, 3), dtype=np.float32)
+        self._no_contacts = Contacts(model, soft_contact_max=0)
+        self.particle_grid = None
+        self._fused_key = None
+        self._fused_model = None
+
+    def _particle_grid(self):
+        """The HashGrid of particle-particle contacts, or None when they are off (made at the
+        first step that needs it: ``model.particle_collision`` may change after finalize)."""
+        m = self.model
+        if not (m.particle_collision and m.particle_count > 1 and m.particle_max_radius > 0.0):
+            return None
+        if self.particle_grid is None:
+            # a periodic grid of about 8 cells per particle (a 128^3 grid costs 0.3 ms to
+            # clear on every build, which would dominate small models)
+            n = m.particle_count
+            side = int(min(128, max(8, math.ceil((8.0 * n) ** (1.0 / 3.0)))))
+            self.particle_grid = sim.HashGrid(side, side, side, device=m.device)
+            self.particle_grid.reserve(n)
+        return self.particle_grid
+
+    def _fused_struct(self):
+        """The model's arrays and parameters as one struct, remade when an attribute of the
+        model was assigned (or its gravity changed) since the last step."""
+        m = self.model
+        key = (m._version, m.gravity.tobytes())
+        if key == self._fused_key:
+            return self._fused_model
+        self._fused_model = kernels.make_struct(
+            kernels.FusedModel,
+            inv_mass=m.particle_inv_mass, flags=m.particle_flags, radius=m.particle_radius,
+            world=m.particle_world, spring_indices=m.spring_indices,
+            spring_rest=m.spring_rest_length, spring_stiffness=m.spring_stiffness,
+            spring_damping=m.spring_damping, tri_indices=m.tri_indices, tri_poses=m.tri_poses,
+            tri_materials=m.tri_materials, edge_indices=m.edge_indices,
+            edge_rest=m.edge_rest_angle, edge_properties=m.edge_bending_properties,
+            tet_indices=m.tet_indices, tet_poses=m.tet_poses, tet_materials=m.tet_materials,
+            shape_ke=m.shape_material_ke, shape_kd=m.shape_material_kd,
+            shape_kf=m.shape_material_kf, shape_mu=m.shape_material_mu,
+            soft_ke=m.soft_contact_ke, soft_kd=m.soft_contact_kd, soft_kf=m.soft_contact_kf,
+            soft_mu=m.soft_contact_mu, particle_ke=m.particle_ke, particle_kd=m.particle_kd,
+            particle_kf=m.particle_kf, particle_mu=m.particle_mu, cohesion=m.particle_cohesion,
+            max_radius=m.particle_max_radius, gravity=sim.vec3(*(float(g) for g in m.gravity)),
+            v_max=m.particle_max_velocity)
+        self._fused_key = key
+        return self._fused_model
+
+    @staticmethod
+    def _contact_struct(contacts):
+        """The struct of *contacts*' arrays, made once per Contacts."""
+        struct = contacts.__dict__.get("_fused_arrays")
+        if struct is None:
+            struct = contacts._fused_arrays = kernels.make_struct(
+                kernels.ContactArrays, count=contacts.soft_contact_count,
+                particle=contacts.soft_contact_particle, shape=contacts.soft_contact_shape,
+                body_pos=contacts.soft_contact_body_pos, normal=contacts.soft_contact_normal)
+        return struct
+
+    def step(self, state_in, state_out, control, contacts, dt):
+        """Advance by *dt*: forces from *state_in* (plus its external ``particle_f``),
+        positions and velocities into *state_out* (which may be *state_in*)."""
+        m = self.model
+        dt = check_step_arguments("SolverSemiImplicit.step", m, state_in, state_out, control,
+                                  contacts, dt)
+        if m.particle_count == 0:
+            return state_out
+        contacts = self._no_contacts if contacts is None else contacts
+        tri_act = m.tri_activations if control is None else control.tri_activations
+        tet_act = m.tet_activations if control is None else control.tet_activations
+        q, qd = state_in.particle_q, state_in.particle_qd
+        grid = self._particle_grid()
+        if grid is not None:
+            grid.build(q, 2.0 * m.particle_max_radius + m.particle_cohesion)
+        grid_id = grid.id if grid is not None else 0
+        grid_count = m.particle_count if grid is not None else 0
+        contact_args = [m.shape_material_ke, m.shape_material_kd, m.shape_material_kf,
+                        m.shape_material_mu, m.soft_contact_ke, m.soft_contact_kd,
+                        m.soft_contact_kf, m.soft_contact_mu, contacts.soft_contact_count,
+                        contacts.soft_contact_particle, contacts.soft_contact_shape,
+                        contacts.soft_contact_body_pos, contacts.soft_contact_normal]
+        if self.fused:
+            sim.launch(kernels.fused_substep_kernel, dim=1, inputs=[
+                q, qd, state_in.particle_f, self._f, self._fused_struct(), tri_act, tet_act,
+                grid_count, grid_id, self._contact_struct(contacts), dt, state_out.particle_q,
+                state_out.particle_qd])
+            return state_out
+        f = self._f
+        if m.spring_count:
+            sim.launch(kernels.spring_kernel, dim=m.spring_count,
+                       inputs=[q, qd, m.spring_indices, m.spring_rest_length, m.spring_stiffness,
+                               m.spring_damping, f])
+        if m.tri_count:
+            sim.launch(kernels.triangle_kernel, dim=m.tri_count,
+                       inputs=[q, qd, m.tri_indices, m.tri_poses, tri_act, m.tri_materials, f])
+        if m.edge_count:
+            sim.launch(kernels.bending_kernel, dim=m.edge_count,
+                       inputs=[q, qd, m.edge_indices, m.edge_rest_angle,
+                               m.edge_bending_properties, f])
+        if m.tet_count:
+            sim.launch(kernels.tetrahedron_kernel, dim=m.tet_count,
+                       inputs=[q, qd, m.tet_indices, m.tet_poses, tet_act, m.tet_materials, f])
+        if grid is not None:
+            sim.launch(kernels.particle_contact_kernel, dim=m.particle_count,
+                       inputs=[grid_id, q, qd, m.particle_radius, m.particle_flags,
+                               m.particle_world, m.particle_ke, m.particle_kd, m.particle_kf,
+                               m.particle_mu, m.particle_cohesion, m.particle_max_radius, f])
+        if contacts.soft_contact_max:
+            sim.launch(kernels.soft_contact_kernel, dim=contacts.soft_contact_max,
+                       inputs=[q, qd, m.particle_radius, m.particle_flags, *contact_args, f])
+        sim.launch(kernels.integrate_kernel, dim=m.particle_count,
+                   inputs=[q, qd, state_in.particle_f, f, m.particle_inv_mass, m.particle_flags,
+                           sim.vec3(*(float(g) for g in m.gravity)), dt,
+                           m.particle_max_velocity, state_out.particle_q,
+                           state_out.particle_qd])
+        if not self._cpu:
+            sim.synchronize()
+        return state_out

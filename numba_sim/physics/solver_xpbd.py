@@ -1,0 +1,164 @@
+"""``physics.SolverXPBD``: extended position-based dynamics for particles.
+
+Per step (one substep): predict ``x* = x + (v + (f / m + g) dt) dt``; then
+``iterations`` passes over particle-particle contacts (HashGrid), particle-shape
+contacts, distance constraints (springs), bending edges and tetrahedra
+(``numba_sim/physics/xpbd_constraints.py``), the multipliers starting from zero
+each step; finally ``v = (x - x0) / dt``.  Triangles are ignored, as in warp.sim
+and newton (XPBD cloth needs springs).
+
+Small CPU models run a whole substep in one serial launch and apply each
+correction at once (Gauss-Seidel); large models and CUDA run one kernel per
+constraint type with the corrections summed and applied after each pass
+(Jacobi, as warp.sim).
+"""
+
+import numpy as np
+
+import numba_sim as sim
+from numba_sim.physics import xpbd_constraints as xc
+from numba_sim.physics.kernels import make_struct
+from numba_sim.physics.model import Contacts, Model
+from numba_sim.physics.solver_semi_implicit import (
+    FUSED_WORK_LIMIT, SolverSemiImplicit, check_step_arguments,
+)
+
+
+class SolverXPBD:
+    """XPBD (API-physics.md): springs as compliant distance constraints (compliance
+    ``1 / ke``), bending edges, neo-Hookean tetrahedra, contacts with friction.
+
+    ``angular_damping`` acts on rigid bodies (kept for when they exist).
+    ``fuse``: None chooses (one serial Gauss-Seidel launch per substep for small CPU
+    models), True or False forces it (True on the CPU only).
+    """
+
+    def __init__(self, model, iterations=2, angular_damping=0.0, fuse=None):
+        call = "SolverXPBD"
+        if not isinstance(model, Model):
+            raise ValueError(f"{call}: model must be a physics Model, got {model!r}")
+        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or \
+                iterations < 1:
+            raise ValueError(f"{call}: iterations must be an int >= 1, got {iterations!r}")
+        angular_damping = float(angular_damping)
+        if not (np.isfinite(angular_damping) and angular_damping >= 0.0):
+            raise ValueError(f"{call}: angular_damping must be finite and >= 0, got "
+                             f"{angular_damping!r}")
+        self.model = model
+        self.iterations = int(iterations)
+        self.angular_damping = angular_damping
+        xp = model._xp
+        cpu = xp is np
+        work = (model.particle_count + model.spring_count * 2 + model.edge_count * 4
+                + model.tet_count * 8) * self.iterations
+        if fuse is None:
+            fuse = cpu and work < FUSED_WORK_LIMIT
+        elif fuse and not cpu:
+            raise ValueError(f"{call}: fuse=True runs a substep on one CPU thread; the model is "
+                             f"on {model.device!r}")
+        self.fused = bool(fuse)
+        self._cpu = cpu
+        n = model.particle_count
+        self._x0 = xp.zeros((n, 3), dtype=np.float32)
+        self._x_pred = xp.zeros((n, 3), dtype=np.float32)
+        self._delta = xp.zeros((n, 3), dtype=np.float32)
+        self._spring_lambdas = xp.zeros(model.spring_count, dtype=np.float32)
+        self._edge_lambdas = xp.zeros(model.edge_count, dtype=np.float32)
+        self._tet_lambdas = xp.zeros((model.tet_count, 2), dtype=np.float32)
+        self._no_contacts = Contacts(model, soft_contact_max=0)
+        self.particle_grid = None
+        self._fused_key = None
+        self._fused_model = None
+        if self.fused:
+            self._scratch = make_struct(xc.XpbdScratch, x0=self._x0, x_pred=self._x_pred,
+                                        spring_lambdas=self._spring_lambdas,
+                                        edge_lambdas=self._edge_lambdas,
+                                        tet_lambdas=self._tet_lambdas)
+
+    _particle_grid = SolverSemiImplicit._particle_grid
+
+    def _fused_struct(self):
+        """The model's arrays and parameters as one struct, remade when an attribute of the
+        model was assigned (or its gravity changed) since the last step."""
+        m = self.model
+        key = (m._version, m.gravity.tobytes())
+        if key != self._fused_key:
+            self._fused_model = make_struct(
+                xc.XpbdModel, inv_mass=m.particle_inv_mass, flags=m.particle_flags,
+                radius=m.particle_radius, world=m.particle_world, spring_indices=m.spring_indices,
+                spring_rest=m.spring_rest_length, spring_stiffness=m.spring_stiffness,
+                spring_damping=m.spring_damping, edge_indices=m.edge_indices,
+                edge_rest=m.edge_rest_angle, edge_properties=m.edge_bending_properties,
+                tet_indices=m.tet_indices, tet_poses=m.tet_poses, tet_materials=m.tet_materials,
+                shape_mu=m.shape_material_mu, soft_mu=m.soft_contact_mu,
+                particle_mu=m.particle_mu, max_radius=m.particle_max_radius,
+                gravity=sim.vec3(*(float(g) for g in m.gravity)), v_max=m.particle_max_velocity)
+            self._fused_key = key
+        return self._fused_model
+
+    def step(self, state_in, state_out, control, contacts, dt):
+        """Advance by *dt* from *state_in* (plus its external ``particle_f``) into
+        *state_out* (which may be *state_in*)."""
+        m = self.model
+        dt = check_step_arguments("SolverXPBD.step", m, state_in, state_out, control, contacts,
+                                  dt)
+        if m.particle_count == 0:
+            return state_out
+        contacts = self._no_contacts if contacts is None else contacts
+        tet_act = m.tet_activations if control is None else control.tet_activations
+        q, qd = state_in.particle_q, state_in.particle_qd
+        x = state_out.particle_q
+        grid = self._particle_grid()
+        if grid is not None:
+            grid.build(q, 2.0 * m.particle_max_radius)
+        grid_id = grid.id if grid is not None else 0
+        contact_arrays = [contacts.soft_contact_count, contacts.soft_contact_particle,
+                          contacts.soft_contact_shape, contacts.soft_contact_body_pos,
+                          contacts.soft_contact_normal]
+        if self.fused:
+            sim.launch(xc.fused_xpbd_substep_kernel, dim=1, inputs=[
+                q, qd, state_in.particle_f, self._fused_struct(), self._scratch, tet_act,
+                self.iterations, m.particle_count if grid is not None else 0, grid_id,
+                *contact_arrays, dt, x, state_out.particle_qd])
+            return state_out
+        n = m.particle_count
+        x0, delta = self._x0, self._delta
+        x0[...] = q
+        sim.launch(xc.predict_kernel, dim=n,
+                   inputs=[x0, qd, state_in.particle_f, m.particle_inv_mass, m.particle_flags,
+                           sim.vec3(*(float(g) for g in m.gravity)), dt, x, self._x_pred,
+                           state_out.particle_qd])
+        self._spring_lambdas[...] = 0.0
+        self._edge_lambdas[...] = 0.0
+        self._tet_lambdas[...] = 0.0
+        for _ in range(self.iterations):
+            if grid is not None:
+                sim.launch(xc.particle_contact_constraint_kernel, dim=n,
+                           inputs=[grid_id, x, x0, m.particle_inv_mass, m.particle_radius,
+                                   m.particle_flags, m.particle_world, m.particle_mu,
+                                   m.particle_max_radius, delta])
+            if contacts.soft_contact_max:
+                sim.launch(xc.shape_contact_constraint_kernel, dim=contacts.soft_contact_max,
+                           inputs=[x, x0, m.particle_inv_mass, m.particle_radius,
+                                   m.particle_flags, m.shape_material_mu, m.soft_contact_mu,
+                                   *contact_arrays, delta])
+            if m.spring_count:
+                sim.launch(xc.distance_kernel, dim=m.spring_count,
+                           inputs=[x, x0, m.particle_inv_mass, m.spring_indices,
+                                   m.spring_rest_length, m.spring_stiffness, m.spring_damping,
+                                   dt, self._spring_lambdas, delta])
+            if m.edge_count:
+                sim.launch(xc.bending_constraint_kernel, dim=m.edge_count,
+                           inputs=[x, m.particle_inv_mass, m.edge_indices, m.edge_rest_angle,
+                                   m.edge_bending_properties, dt, self._edge_lambdas, delta])
+            if m.tet_count:
+                sim.launch(xc.tetrahedron_constraint_kernel, dim=m.tet_count,
+                           inputs=[x, m.particle_inv_mass, m.tet_indices, m.tet_poses, tet_act,
+                                   m.tet_materials, dt, self._tet_lambdas, delta])
+            sim.launch(xc.apply_deltas_kernel, dim=n, inputs=[x, delta])
+        sim.launch(xc.finish_kernel, dim=n,
+                   inputs=[x, self._x_pred, m.particle_flags, dt, m.particle_max_velocity,
+                           state_out.particle_qd])
+        if not self._cpu:
+            sim.synchronize()
+        return state_out

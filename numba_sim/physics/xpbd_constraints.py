@@ -1,0 +1,459 @@
+"""The XPBD solver's constraints (Macklin, Müller, Chentanez 2016), once, as
+``@sim.func``s, and the kernels that run them.
+
+Every constraint function takes the values it reads (positions, inverse
+masses, rest state, its multiplier) and returns its position corrections and
+the change of its multiplier.  The fused serial substep of small CPU models
+applies each correction at once, in the order of the constraint arrays
+(Gauss-Seidel); the one-thread-per-constraint kernels (CUDA, large CPU models)
+add them atomically into ``delta``, applied after each pass (Jacobi).
+
+* distance (springs): compliance ``1 / ke``, damping ``kd`` as in XPBD's
+  section 3.5 (``gamma = kd / (ke dt)``);
+* bending edges: the dihedral angle toward its rest value, compliance ``1 / edge_ke``;
+* tetrahedra: stable neo-Hookean as two constraints (Macklin & Müller 2021, "A
+  constraint-based formulation of stable neo-Hookean materials"): deviatoric
+  ``C_D = |F|_F`` with compliance ``1 / (k_mu V0)`` and hydrostatic
+  ``C_H = det F - (1 + k_mu / k_lambda)`` with compliance ``1 / (k_lambda V0)``
+  (warp.sim's XPBD ignored ``k_mu`` and ``k_lambda``);
+* contacts with shapes and between particles: non-penetration, and positional
+  Coulomb friction (Müller et al. 2020): the tangential displacement of the
+  substep is cancelled up to ``mu`` times the normal correction.
+"""
+
+import numba_sim as sim
+from numba_sim.physics.kernels import VEC3, FLOATS, INTS, INTS2, FLOATS2, FLAGS
+
+
+@sim.func
+def predict_particle(x0: sim.vec3, v0: sim.vec3, f: sim.vec3, w: float, active: bool,
+                     gravity: sim.vec3, dt: float):
+    """The unconstrained velocity ``v* = v + (f / m + g) dt`` and position
+    ``x* = x + v* dt`` of a particle, as (x*, v*)."""
+    v = sim.vec3()
+    if active:
+        v = v0
+        if w > 0.0:
+            v = v0 + (f * w + gravity) * dt
+    return x0 + v * dt, v
+
+
+@sim.func
+def finish_particle(x: sim.vec3, x_pred: sim.vec3, v_pred: sim.vec3, active: bool, dt: float,
+                    v_max: float):
+    """The velocity of the substep, ``(x - x0) / dt`` written as ``v* + (x - x*) / dt``
+    (exact for unconstrained particles in float32, where ``(x - x0) / dt`` loses digits),
+    clamped to v_max."""
+    v = sim.vec3()
+    if active:
+        v = v_pred + (x - x_pred) / dt
+        speed = sim.length(v)
+        if speed > v_max:
+            v = v * (v_max / speed)
+    return v
+
+
+@sim.func
+def distance_correction(xi: sim.vec3, xj: sim.vec3, x0i: sim.vec3, x0j: sim.vec3, wi: float,
+                        wj: float, rest: float, ke: float, kd: float, dt: float, lam: float):
+    """(dx_i, dx_j, dlambda) of a compliant distance constraint (compliance 1 / ke), with
+    XPBD damping ``gamma = kd / (ke dt)`` on the displacement of the substep so far."""
+    xij = xi - xj
+    length = sim.length(xij)
+    dxi = sim.vec3()
+    dxj = sim.vec3()
+    dlambda = 0.0
+    if length > 0.0 and wi + wj > 0.0 and ke > 0.0:
+        n = xij / length
+        c = length - rest
+        alpha = 1.0 / (ke * dt * dt)
+        gamma = kd / (ke * dt)
+        moved = sim.dot(n, (xi - x0i) - (xj - x0j))
+        dlambda = -(c + alpha * lam + gamma * moved) / ((1.0 + gamma) * (wi + wj) + alpha)
+        dxi = n * (wi * dlambda)
+        dxj = n * (-wj * dlambda)
+    return dxi, dxj, dlambda
+
+
+@sim.func
+def bending_correction(x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, x4: sim.vec3, w1: float,
+                       w2: float, w3: float, w4: float, rest: float, ke: float, dt: float,
+                       lam: float):
+    """(dx1, dx2, dx3, dx4, dlambda) of a bending edge: the signed dihedral angle across
+    x3-x4 toward *rest*, compliance 1 / ke."""
+    d1 = sim.vec3()
+    d2 = sim.vec3()
+    d3 = sim.vec3()
+    d4 = sim.vec3()
+    dlambda = 0.0
+    n1 = sim.cross(x3 - x1, x4 - x1)
+    n2 = sim.cross(x4 - x2, x3 - x2)
+    n1_length = sim.length(n1)
+    n2_length = sim.length(n2)
+    e_vec = x4 - x3
+    e_length = sim.length(e_vec)
+    if n1_length > 1.0e-6 and n2_length > 1.0e-6 and e_length > 0.0 and ke > 0.0:
+        # the same signed angle and gradients as the semi-implicit bending force
+        rcp_n1 = 1.0 / n1_length
+        rcp_n2 = 1.0 / n2_length
+        cos_theta = sim.clamp(sim.dot(n1, n2) * rcp_n1 * rcp_n2, -1.0, 1.0)
+        e_hat = e_vec / e_length
+        s = sim.sign(sim.dot(sim.cross(n2, n1), e_hat))
+        angle = sim.acos(cos_theta) * s
+        n1 = n1 * rcp_n1 * rcp_n1
+        n2 = n2 * rcp_n2 * rcp_n2
+        # d(angle)/dx_k = g_k (Bridson et al. 2003; the semi-implicit force is
+        # -ke |e| (angle - rest) g_k)
+        g1 = n1 * e_length
+        g2 = n2 * e_length
+        g3 = n1 * sim.dot(x1 - x4, e_hat) + n2 * sim.dot(x2 - x4, e_hat)
+        g4 = n1 * sim.dot(x3 - x1, e_hat) + n2 * sim.dot(x3 - x2, e_hat)
+        denominator = w1 * sim.dot(g1, g1) + w2 * sim.dot(g2, g2) + w3 * sim.dot(g3, g3) \
+            + w4 * sim.dot(g4, g4)
+        if denominator > 0.0:
+            alpha = 1.0 / (ke * dt * dt)
+            dlambda = -(angle - rest + alpha * lam) / (denominator + alpha)
+            d1 = g1 * (w1 * dlambda)
+            d2 = g2 * (w2 * dlambda)
+            d3 = g3 * (w3 * dlambda)
+            d4 = g4 * (w4 * dlambda)
+    return d1, d2, d3, d4, dlambda
+
+
+@sim.func
+def tet_correction(dm: sim.mat33, c: float, dcdf: sim.mat33, w0: float, w1: float, w2: float,
+                   w3: float, alpha: float, lam: float):
+    """(dx0, dx1, dx2, dx3, dlambda) of one constraint of a tetrahedron, its gradient
+    given with respect to F = Ds Dm."""
+    dp = dcdf * sim.transpose(dm)
+    g1 = sim.vec3(dp[0, 0], dp[1, 0], dp[2, 0])
+    g2 = sim.vec3(dp[0, 1], dp[1, 1], dp[2, 1])
+    g3 = sim.vec3(dp[0, 2], dp[1, 2], dp[2, 2])
+    g0 = -(g1 + g2 + g3)
+    w = w0 * sim.dot(g0, g0) + w1 * sim.dot(g1, g1) + w2 * sim.dot(g2, g2) + w3 * sim.dot(g3, g3)
+    dlambda = 0.0
+    if w > 0.0:
+        dlambda = -(c + alpha * lam) / (w + alpha)
+    return g0 * (w0 * dlambda), g1 * (w1 * dlambda), g2 * (w2 * dlambda), g3 * (w3 * dlambda), \
+        dlambda
+
+
+@sim.func
+def tet_deviatoric(x0: sim.vec3, x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, w0: float, w1: float,
+                   w2: float, w3: float, dm: sim.mat33, k_mu: float, dt: float, lam: float):
+    """The deviatoric constraint ``C_D = |F|`` (compliance 1 / (k_mu V0))."""
+    F = sim.matrix_from_cols(x1 - x0, x2 - x0, x3 - x0) * dm
+    norm = sim.sqrt(sim.dot(F[0], F[0]) + sim.dot(F[1], F[1]) + sim.dot(F[2], F[2]))
+    d0 = sim.vec3()
+    d1 = sim.vec3()
+    d2 = sim.vec3()
+    d3 = sim.vec3()
+    dlambda = 0.0
+    if k_mu > 0.0 and norm > 0.0:
+        rest_volume = 1.0 / (sim.determinant(dm) * 6.0)
+        alpha = 1.0 / (k_mu * rest_volume * dt * dt)
+        d0, d1, d2, d3, dlambda = tet_correction(dm, norm, F * (1.0 / norm), w0, w1, w2, w3,
+                                                 alpha, lam)
+    return d0, d1, d2, d3, dlambda
+
+
+@sim.func
+def tet_hydrostatic(x0: sim.vec3, x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, w0: float,
+                    w1: float, w2: float, w3: float, dm: sim.mat33, k_mu: float, k_lambda: float,
+                    act: float, dt: float, lam: float):
+    """The hydrostatic constraint ``C_H = det F - (1 + k_mu / k_lambda - act)`` (compliance
+    1 / (k_lambda V0))."""
+    F = sim.matrix_from_cols(x1 - x0, x2 - x0, x3 - x0) * dm
+    f1 = sim.vec3(F[0, 0], F[1, 0], F[2, 0])
+    f2 = sim.vec3(F[0, 1], F[1, 1], F[2, 1])
+    f3 = sim.vec3(F[0, 2], F[1, 2], F[2, 2])
+    c = sim.determinant(F) - (1.0 + k_mu / k_lambda - act)
+    dcdf = sim.matrix_from_cols(sim.cross(f2, f3), sim.cross(f3, f1), sim.cross(f1, f2))
+    rest_volume = 1.0 / (sim.determinant(dm) * 6.0)
+    alpha = 1.0 / (k_lambda * rest_volume * dt * dt)
+    return tet_correction(dm, c, dcdf, w0, w1, w2, w3, alpha, lam)
+
+
+@sim.func
+def contact_correction(n: sim.vec3, c: float, moved: sim.vec3, mu: float):
+    """Correction of a particle with penetration c < 0 along n: out of the surface, and
+    friction cancelling the tangential motion *moved* up to ``mu |c|``."""
+    tangential = moved - n * sim.dot(n, moved)
+    slide = sim.length(tangential)
+    correction = -n * c
+    if slide > 0.0:
+        correction = correction - tangential * (sim.min(mu * (-c), slide) / slide)
+    return correction
+
+
+@sim.func
+def solve_particle_contacts(tid: int, grid: sim.uint64, x: sim.array(dtype=sim.vec3),
+                            x0: sim.array(dtype=sim.vec3), inv_mass: sim.array(dtype=float),
+                            radius: sim.array(dtype=float), flags: sim.array(dtype=sim.uint32),
+                            world: sim.array(dtype=sim.int32), mu: float, max_radius: float,
+                            delta: sim.array(dtype=sim.vec3)):
+    i = sim.hash_grid_point_id(grid, tid)
+    if i >= 0:
+        w1 = inv_mass[i]
+        if (flags[i] & sim.uint32(1)) != sim.uint32(0) and w1 > 0.0:
+            xi = x[i]
+            r = radius[i]
+            total = sim.vec3()
+            for j in sim.hash_grid_query(grid, xi, r + max_radius):
+                if j != i and world[j] == world[i] and (flags[j] & sim.uint32(1)) != sim.uint32(0):
+                    d_vec = xi - x[j]
+                    d = sim.length(d_vec)
+                    depth = d - r - radius[j]
+                    if depth < 0.0 and d > 0.0:
+                        # each particle of the pair takes its share w_i / (w_i + w_j)
+                        share = w1 / (w1 + inv_mass[j])
+                        moved = (xi - x0[i]) - (x[j] - x0[j])
+                        total = total + contact_correction(d_vec / d, depth, moved, mu) * share
+            delta[i] += total
+
+
+# ---------------------------------------------------------------------------- kernels
+
+@sim.kernel
+def predict_kernel(q: VEC3, qd: VEC3, f_ext: VEC3, inv_mass: FLOATS, flags: FLAGS,
+                   gravity: sim.vec3, dt: float, x_out: VEC3, x_pred: VEC3, qd_out: VEC3):
+    """x* into ``x_out`` and ``x_pred``, v* into ``qd_out``."""
+    i = sim.tid()
+    x, v = predict_particle(q[i], qd[i], f_ext[i], inv_mass[i],
+                            (flags[i] & sim.uint32(1)) != sim.uint32(0), gravity, dt)
+    x_out[i] = x
+    x_pred[i] = x
+    qd_out[i] = v
+
+
+@sim.kernel
+def distance_kernel(x: VEC3, x0: VEC3, inv_mass: FLOATS, indices: INTS, rest: FLOATS,
+                    stiffness: FLOATS, damping: FLOATS, dt: float, lambdas: FLOATS,
+                    delta: VEC3):
+    s = sim.tid()
+    i = indices[s * 2]
+    j = indices[s * 2 + 1]
+    dxi, dxj, dl = distance_correction(x[i], x[j], x0[i], x0[j], inv_mass[i], inv_mass[j],
+                                       rest[s], stiffness[s], damping[s], dt, lambdas[s])
+    lambdas[s] = lambdas[s] + dl
+    delta[i] += dxi
+    delta[j] += dxj
+
+
+@sim.kernel
+def bending_constraint_kernel(x: VEC3, inv_mass: FLOATS, indices: INTS2, rest: FLOATS,
+                              properties: FLOATS2, dt: float, lambdas: FLOATS, delta: VEC3):
+    e = sim.tid()
+    i = indices[e, 0]
+    j = indices[e, 1]
+    k = indices[e, 2]
+    l = indices[e, 3]
+    d1, d2, d3, d4, dl = bending_correction(x[i], x[j], x[k], x[l], inv_mass[i], inv_mass[j],
+                                            inv_mass[k], inv_mass[l], rest[e], properties[e, 0],
+                                            dt, lambdas[e])
+    lambdas[e] = lambdas[e] + dl
+    delta[i] += d1
+    delta[j] += d2
+    delta[k] += d3
+    delta[l] += d4
+
+
+@sim.kernel
+def tetrahedron_constraint_kernel(x: VEC3, inv_mass: FLOATS, indices: INTS2,
+                                  poses: sim.array(dtype=sim.mat33), activation: FLOATS,
+                                  materials: FLOATS2, dt: float, lambdas: FLOATS2, delta: VEC3):
+    """Both constraints from the same positions (Jacobi)."""
+    t = sim.tid()
+    i = indices[t, 0]
+    j = indices[t, 1]
+    k = indices[t, 2]
+    l = indices[t, 3]
+    w0 = inv_mass[i]
+    w1 = inv_mass[j]
+    w2 = inv_mass[k]
+    w3 = inv_mass[l]
+    x0 = x[i]
+    x1 = x[j]
+    x2 = x[k]
+    x3 = x[l]
+    d0, d1, d2, d3, dl = tet_deviatoric(x0, x1, x2, x3, w0, w1, w2, w3, poses[t],
+                                        materials[t, 0], dt, lambdas[t, 0])
+    e0, e1, e2, e3, el = tet_hydrostatic(x0, x1, x2, x3, w0, w1, w2, w3, poses[t],
+                                         materials[t, 0], materials[t, 1], activation[t], dt,
+                                         lambdas[t, 1])
+    lambdas[t, 0] = lambdas[t, 0] + dl
+    lambdas[t, 1] = lambdas[t, 1] + el
+    delta[i] += d0 + e0
+    delta[j] += d1 + e1
+    delta[k] += d2 + e2
+    delta[l] += d3 + e3
+
+
+@sim.kernel
+def shape_contact_constraint_kernel(x: VEC3, x0: VEC3, inv_mass: FLOATS, radius: FLOATS,
+                                    flags: FLAGS, shape_mu: FLOATS, soft_mu: float,
+                                    contact_count: INTS, contact_particle: INTS,
+                                    contact_shape: INTS, contact_body_pos: VEC3,
+                                    contact_normal: VEC3, delta: VEC3):
+    c = sim.tid()
+    if c < contact_count[0]:
+        p = contact_particle[c]
+        if (flags[p] & sim.uint32(1)) != sim.uint32(0) and inv_mass[p] > 0.0:
+            n = contact_normal[c]
+            xp = x[p]
+            depth = sim.dot(n, xp - contact_body_pos[c]) - radius[p]
+            if depth < 0.0:
+                mu = 0.5 * (soft_mu + shape_mu[contact_shape[c]])
+                delta[p] += contact_correction(n, depth, xp - x0[p], mu)
+
+
+@sim.kernel
+def particle_contact_constraint_kernel(grid: sim.uint64, x: VEC3, x0: VEC3, inv_mass: FLOATS,
+                                       radius: FLOATS, flags: FLAGS, world: INTS, mu: float,
+                                       max_radius: float, delta: VEC3):
+    solve_particle_contacts(sim.tid(), grid, x, x0, inv_mass, radius, flags, world, mu,
+                            max_radius, delta)
+
+
+@sim.kernel
+def apply_deltas_kernel(x: VEC3, delta: VEC3):
+    i = sim.tid()
+    x[i] = x[i] + delta[i]
+    delta[i] = sim.vec3()
+
+
+@sim.kernel
+def finish_kernel(x: VEC3, x_pred: VEC3, flags: FLAGS, dt: float, v_max: float, qd_out: VEC3):
+    """``qd_out`` holds v* on entry, the velocity of the substep on exit."""
+    i = sim.tid()
+    qd_out[i] = finish_particle(x[i], x_pred[i], qd_out[i],
+                                (flags[i] & sim.uint32(1)) != sim.uint32(0), dt, v_max)
+
+
+@sim.struct
+class XpbdModel:
+    """Everything constant of a model that a fused XPBD substep reads."""
+
+    inv_mass: FLOATS
+    flags: FLAGS
+    radius: FLOATS
+    world: INTS
+    spring_indices: INTS
+    spring_rest: FLOATS
+    spring_stiffness: FLOATS
+    spring_damping: FLOATS
+    edge_indices: INTS2
+    edge_rest: FLOATS
+    edge_properties: FLOATS2
+    tet_indices: INTS2
+    tet_poses: sim.array(dtype=sim.mat33)
+    tet_materials: FLOATS2
+    shape_mu: FLOATS
+    soft_mu: float
+    particle_mu: float
+    max_radius: float
+    gravity: sim.vec3
+    v_max: float
+
+
+@sim.struct
+class XpbdScratch:
+    """The solver's per-substep arrays: the start and predicted positions and the
+    multipliers."""
+
+    x0: VEC3
+    x_pred: VEC3
+    spring_lambdas: FLOATS
+    edge_lambdas: FLOATS
+    tet_lambdas: FLOATS2
+
+
+@sim.kernel
+def fused_xpbd_substep_kernel(q: VEC3, qd: VEC3, f_ext: VEC3, m: XpbdModel, s: XpbdScratch,
+                              tet_activation: FLOATS, iterations: int, grid_count: int,
+                              grid: sim.uint64, contacts_count: INTS, contact_particle: INTS,
+                              contact_shape: INTS, contact_body_pos: VEC3, contact_normal: VEC3,
+                              dt: float, x: VEC3, qd_out: VEC3):
+    """A whole XPBD substep on one thread, each correction applied at once (Gauss-Seidel)."""
+    n = q.shape[0]
+    for i in range(n):
+        x0 = q[i]
+        s.x0[i] = x0
+        xp, vp = predict_particle(x0, qd[i], f_ext[i], m.inv_mass[i],
+                                  (m.flags[i] & sim.uint32(1)) != sim.uint32(0), m.gravity, dt)
+        x[i] = xp
+        s.x_pred[i] = xp
+        qd_out[i] = vp
+    for k in range(m.spring_rest.shape[0]):
+        s.spring_lambdas[k] = 0.0
+    for k in range(m.edge_rest.shape[0]):
+        s.edge_lambdas[k] = 0.0
+    for k in range(m.tet_indices.shape[0]):
+        s.tet_lambdas[k, 0] = 0.0
+        s.tet_lambdas[k, 1] = 0.0
+    for it in range(iterations):
+        for p in range(grid_count):
+            solve_particle_contacts(p, grid, x, s.x0, m.inv_mass, m.radius, m.flags, m.world,
+                                    m.particle_mu, m.max_radius, x)
+        for c in range(contacts_count[0]):
+            p = contact_particle[c]
+            if (m.flags[p] & sim.uint32(1)) != sim.uint32(0) and m.inv_mass[p] > 0.0:
+                nrm = contact_normal[c]
+                xp = x[p]
+                depth = sim.dot(nrm, xp - contact_body_pos[c]) - m.radius[p]
+                if depth < 0.0:
+                    mu = 0.5 * (m.soft_mu + m.shape_mu[contact_shape[c]])
+                    x[p] = xp + contact_correction(nrm, depth, xp - s.x0[p], mu)
+        for k in range(m.spring_rest.shape[0]):
+            i = m.spring_indices[k * 2]
+            j = m.spring_indices[k * 2 + 1]
+            dxi, dxj, dl = distance_correction(x[i], x[j], s.x0[i], s.x0[j], m.inv_mass[i],
+                                               m.inv_mass[j], m.spring_rest[k],
+                                               m.spring_stiffness[k], m.spring_damping[k], dt,
+                                               s.spring_lambdas[k])
+            s.spring_lambdas[k] = s.spring_lambdas[k] + dl
+            x[i] = x[i] + dxi
+            x[j] = x[j] + dxj
+        for e in range(m.edge_rest.shape[0]):
+            i = m.edge_indices[e, 0]
+            j = m.edge_indices[e, 1]
+            k = m.edge_indices[e, 2]
+            l = m.edge_indices[e, 3]
+            d1, d2, d3, d4, dl = bending_correction(x[i], x[j], x[k], x[l], m.inv_mass[i],
+                                                    m.inv_mass[j], m.inv_mass[k], m.inv_mass[l],
+                                                    m.edge_rest[e], m.edge_properties[e, 0], dt,
+                                                    s.edge_lambdas[e])
+            s.edge_lambdas[e] = s.edge_lambdas[e] + dl
+            x[i] = x[i] + d1
+            x[j] = x[j] + d2
+            x[k] = x[k] + d3
+            x[l] = x[l] + d4
+        for t in range(m.tet_indices.shape[0]):
+            i = m.tet_indices[t, 0]
+            j = m.tet_indices[t, 1]
+            k = m.tet_indices[t, 2]
+            l = m.tet_indices[t, 3]
+            w0 = m.inv_mass[i]
+            w1 = m.inv_mass[j]
+            w2 = m.inv_mass[k]
+            w3 = m.inv_mass[l]
+            d0, d1, d2, d3, dl = tet_deviatoric(x[i], x[j], x[k], x[l], w0, w1, w2, w3,
+                                                m.tet_poses[t], m.tet_materials[t, 0], dt,
+                                                s.tet_lambdas[t, 0])
+            s.tet_lambdas[t, 0] = s.tet_lambdas[t, 0] + dl
+            x[i] = x[i] + d0
+            x[j] = x[j] + d1
+            x[k] = x[k] + d2
+            x[l] = x[l] + d3
+            d0, d1, d2, d3, dl = tet_hydrostatic(x[i], x[j], x[k], x[l], w0, w1, w2, w3,
+                                                 m.tet_poses[t], m.tet_materials[t, 0],
+                                                 m.tet_materials[t, 1], tet_activation[t], dt,
+                                                 s.tet_lambdas[t, 1])
+            s.tet_lambdas[t, 1] = s.tet_lambdas[t, 1] + dl
+            x[i] = x[i] + d0
+            x[j] = x[j] + d1
+            x[k] = x[k] + d2
+            x[l] = x[l] + d3
+    for i in range(n):
+        qd_out[i] = finish_particle(x[i], s.x_pred[i], qd_out[i],
+                                    (m.flags[i] & sim.uint32(1)) != sim.uint32(0), dt, m.v_max)

@@ -1,0 +1,230 @@
+"""The instrument of issue 17: tools/port_warp_tests.py (the generator of tests/warp_suite/)
+and the host compatibility module the ported files import."""
+
+import ast
+import importlib.util
+import sys
+import unittest
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import numba_sim as sim
+from numba_sim.kernel import Func, Kernel
+from warp_suite import _warp_compat as wpc
+
+REPO = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("port_warp_tests", REPO / "tools" / "port_warp_tests.py")
+port = importlib.util.module_from_spec(_spec)
+sys.modules["port_warp_tests"] = port
+_spec.loader.exec_module(port)
+
+
+def test_the_ported_suite_is_exactly_what_the_generator_writes():
+    assert port.check() == []
+
+
+WARP_SOURCE = '''\
+"""doc mentions warp.foo and wp.bar"""
+import numpy as np
+
+import warp as wp
+from warp.tests.unittest_utils import *
+from warp._src.codegen import Var, codegen_func_forward as cff
+import warp.examples
+
+
+@wp.kernel
+def k(a: wp.array(dtype=wp.vec3), b: wp.array2d[float]):
+    i = wp.tid()
+    a[i] = wp.normalize(a[i])
+
+
+def helper(device):
+    x = wp.zeros(3, dtype=wp.vec3, device=device)
+    y = wp.Kernel(func=k.func)
+    msg = "wp.vec3 stays"
+    wp.types.vector(length=3, dtype=wp.float32)
+    x.zero_()
+    x.fill_(wp.vec3(1.0))
+    x.assign(x.to("cpu").numpy())
+    np.linalg.norm(x.numpy()[0]).numpy
+    return wp.examples.get_asset_directory(), wp._src.context, msg
+'''
+
+
+def test_rewrites_apply_to_code_in_order_and_are_counted():
+    text, counts = port.rewrite_source(WARP_SOURCE)
+    ast.parse(text)
+    assert '"""doc mentions warp.foo and wp.bar"""' in text          # strings untouched
+    assert 'msg = "wp.vec3 stays"' in text
+    assert "import numba_sim as sim\nfrom warp_suite import _warp_compat as wpc\n" in text
+    assert "from warp_suite._warp_compat import *" in text
+    assert "Var, cff = wpc.warp_internal('warp._src.codegen', 'Var', 'codegen_func_forward')" in text
+    assert "pass  # port_warp_tests: a Warp submodule; its uses -> wpc.warp_module" in text
+    assert "@sim.kernel\ndef k(a: sim.array(dtype=sim.vec3), b: sim.array2d[float]):" in text
+    assert "y = wpc.Kernel(func=k.func)" in text
+    assert "sim.types.vector(length=3, dtype=sim.float32)" in text
+    assert "wpc.zero_(x)" in text and "wpc.fill_(x, sim.vec3(1.0))" in text
+    assert "wpc.assign(x, sim.to_numpy(wpc.to_device(x, \"cpu\")))" in text  # innermost first
+    assert "np.linalg.norm(sim.to_numpy(x)[0]).numpy" in text            # not a call: kept
+    assert "wpc.warp_module('examples').get_asset_directory()" in text
+    assert "wpc.warp_module('_src').context" in text
+    assert "wp." not in text.replace('"wp.vec3 stays"', "").replace("and wp.bar", "")
+    assert counts["method_numpy"] == 2 and counts["method_to"] == 1
+    assert counts["warp_submodule_imports"] == 2 and counts["host_names"] == 1
+
+
+def _cases(source, names):
+    return [{"class": "T", "name": n, "uses": [n.removesuffix("_cpu")], "no_devices": False}
+            for n in names]
+
+
+CLASSIFY_SOURCE = '''\
+import warp as wp
+
+TOL = {np.float16: 1e-3, np.float32: 1e-6}
+
+@wp.kernel
+def half_kernel(a: wp.array(dtype=wp.vec3h)):
+    pass
+
+@wp.func_grad(wp.normalize)
+def adj_normalize(x: wp.vec3, adj: wp.vec3):
+    pass
+
+@wp.kernel
+def plain(a: wp.array(dtype=float)):
+    pass
+
+def test_half(test, device):
+    wp.launch(half_kernel, dim=1, inputs=[])
+
+def test_grad(test, device):
+    tape = wp.Tape()
+    wp.launch(plain, dim=1, inputs=[])
+
+def test_plain_float32(test, device):
+    print(TOL)
+    wp.launch(plain, dim=1, inputs=[])
+
+def test_plain_float16(test, device):
+    wp.launch(plain, dim=1, inputs=[])
+'''
+
+
+def test_out_of_scope_is_decided_by_what_a_case_uses():
+    names = ["test_half_cpu", "test_grad_cpu", "test_plain_float32_cpu", "test_plain_float16_cpu"]
+    result, dropped = port.classify("test_x.py", CLASSIFY_SOURCE, _cases(CLASSIFY_SOURCE, names))
+    reasons = {c["name"]: (c["device"], c["out_of_scope"]) for c in result}
+    assert reasons["test_half_cpu"] == ("cpu", "fp16")
+    assert reasons["test_half_cuda_0"] == ("cuda", "fp16")                 # the CUDA twin
+    assert reasons["test_grad_cpu"] == ("cpu", "autodiff")
+    # a case parameterized by a dtype is fp16 by its name only (TOL lists every dtype)
+    assert reasons["test_plain_float32_cpu"] == ("cpu", None)
+    assert reasons["test_plain_float16_cpu"] == ("cpu", "fp16")
+    # the definitions only out-of-scope cases use, or unused and out of scope themselves
+    assert sorted((port._defined_name(stmt), why) for stmt, why in dropped) == [
+        ("adj_normalize", "autodiff"), ("half_kernel", "fp16"),
+        ("test_grad", "autodiff"), ("test_half", "fp16"), ("test_plain_float16", "fp16")]
+    assert port.out_of_scope_reason("test_bf16.py", "test_anything", "") == "bf16"
+    assert port.out_of_scope_reason("test_y.py", "test_tiles", "wp.tile_load(a)") == "tiles"
+
+
+def test_generated_file_declares_its_out_of_scope_cases():
+    names = ["test_half_cpu", "test_plain_float32_cpu"]
+    text, entry = port.generate("test_x.py", CLASSIFY_SOURCE, _cases(CLASSIFY_SOURCE, names), "1.0")
+    ast.parse(text)
+    assert text.startswith("# Generated by tools/port_warp_tests.py from warp/tests/test_x.py")
+    assert 'wpc.declare_out_of_scope(__name__, {\n    "T.test_half": "fp16",\n})' in text
+    assert "half_kernel = wpc.out_of_scope_definition('half_kernel', 'fp16')" in text
+    assert text.rstrip().endswith("wpc.mark_out_of_scope(globals())")
+    assert entry["ported"] == "test_x.py" and entry["rewrites"]["out_of_scope_definitions"] == 4
+    assert port.generate("test_x.py", CLASSIFY_SOURCE, _cases(CLASSIFY_SOURCE, ["test_half_cpu"]),
+                         "1.0") == (None, "every case out of scope (fp16)")
+
+
+# --------------------------------------------------------------------------
+# The compat module: host translation only
+
+
+def test_compat_array_methods_on_numpy_arrays():
+    a = sim.zeros(2, dtype=sim.vec3)
+    wpc.fill_(a, sim.vec3(1.0, 2.0, 3.0))
+    np.testing.assert_array_equal(a, [[1, 2, 3], [1, 2, 3]])
+    b = wpc.empty_like(a)
+    wpc.assign(b, a)
+    np.testing.assert_array_equal(b, a)
+    wpc.zero_(a)
+    assert not a.any() and b.any()
+    assert wpc.to_device(b, "cpu") is b
+    c = wpc.clone(b)
+    assert c is not b and np.array_equal(c, b)
+    d = np.zeros((4, 3), dtype=np.float32)
+    wpc.copy(d, b, dest_offset=1, count=2)
+    np.testing.assert_array_equal(d, [[0, 0, 0], [1, 2, 3], [1, 2, 3], [0, 0, 0]])
+    np.testing.assert_array_equal(wpc.full_like(b, 7.0), np.full((2, 3), 7.0))
+    assert wpc.ones_like(b).sum() == 6
+    assert wpc.dtype_from_numpy(np.dtype("int16")) is sim.int16
+    assert wpc.dtype_to_numpy(sim.float32) == np.dtype(np.float32)
+    with pytest.raises(NotImplementedError, match="requires_grad"):
+        wpc.empty_like(b, requires_grad=True)
+
+
+def test_compat_registers_cases_like_warp():
+    calls = []
+
+    def body(test, device, value):
+        calls.append((str(device), value))
+
+    class T(unittest.TestCase):
+        pass
+
+    T.__module__ = "compat_probe"
+    wpc.declare_out_of_scope("compat_probe", {"T.test_skipped": "autodiff"})
+    wpc.add_function_test(T, "test_body", body, devices=wpc.get_test_devices(), value=3)
+    wpc.add_function_test(T, "test_skipped", body, devices=wpc.get_test_devices(), value=4)
+    wpc.add_function_test_register_kernel(T, "test_skipped", lambda *a, **k: 1 / 0,
+                                          devices=wpc.get_test_devices())
+    result = unittest.TestResult()
+    unittest.defaultTestLoader.loadTestsFromTestCase(T).run(result)
+    assert calls == [("cpu", 3)] + ([("cuda:0", 3)] if wpc.is_cuda_available() else [])
+    skipped = {test.id().rsplit(".", 1)[1]: why for test, why in result.skipped}
+    assert skipped["test_skipped_cpu"] == "out of scope: autodiff"
+    if not wpc.is_cuda_available():
+        assert skipped["test_body_cuda_0"] == wpc.CUDA_SKIP_REASON
+    assert not result.failures and not result.errors
+
+
+def test_compat_check_output_fails_a_test_that_prints():
+    class T(unittest.TestCase):
+        def test_prints(self):
+            with wpc.CheckOutput(self):
+                print("expect_eq failed")
+
+    result = unittest.TestResult()
+    T("test_prints").run(result)
+    assert len(result.failures) == 1 and "Unexpected output" in result.failures[0][1]
+
+
+def test_warp_internals_are_placeholders_that_fail_when_used():
+    codegen, = wpc.warp_internal("warp._src.codegen", "codegen")
+    with pytest.raises(NotImplementedError, match="warp._src.codegen.codegen.Var is part of Warp"):
+        codegen.Var()
+    assert wpc.warp_module("_src").types.float_types == (np.float32, np.float64)
+    assert wpc.warp_internal("warp._src.types", "np_dtype_to_warp_type")[0][np.dtype("int8")] \
+        is np.int8
+    assert Path(wpc.warp_module("examples").get_asset_directory()).is_dir()
+
+
+def test_compat_defines_no_kernel_language():
+    """No builtin, type or kernel: the compat module's own functions are plain Python."""
+    own = {name: value for name, value in vars(wpc).items()
+           if getattr(value, "__module__", None) == wpc.__name__}
+    assert own and not any(isinstance(value, (Kernel, Func)) for value in vars(wpc).values())
+    source = (REPO / "tests" / "warp_suite" / "_warp_compat.py").read_text()
+    for forbidden in ("@sim.func", "@sim.kernel", "@sim.struct", "import numba\n",
+                      "from numba ", "from numba.", "numba_sim.builtins", "numba_sim.typing",
+                      "numba_sim.lowering"):
+        assert forbidden not in source, forbidden

@@ -1,0 +1,984 @@
+"""Port the installed warp-lang's own unit tests to numba_sim (issue 17's instrument).
+
+    python tools/port_warp_tests.py            # (re)write tests/warp_suite/ and its manifest
+    python tools/port_warp_tests.py --report   # run the ported suite, write the table into
+                                               # docs/warp-compatibility.md
+    python tools/port_warp_tests.py --check    # is tests/warp_suite/ what this script writes?
+
+What it reads: ``warp/tests/test_*.py`` at the top level and in ``geometry/`` and
+``matrix/``, and the helper modules they import (``geometry/utils.py``,
+``matrix/utils.py``; ``unittest_utils.py`` is replaced by
+``tests/warp_suite/_warp_compat.py``).  What it writes: ``tests/warp_suite/test_<name>.py``
+(never edited by hand: rerun this script), ``tests/warp_suite/_<dir>_utils.py`` and
+``tests/warp_suite/manifest.json`` (per file: the rewrites applied and how often, the
+cases, the out-of-scope cases and their reasons; the files left out and why).
+
+Everything decided here is a fixed list in this file:
+- ``REWRITES``: the textual rewrites, in order (``METHOD_REWRITES`` first, on the
+  syntax tree's positions, then the line rewrites);
+- ``LEFT_OUT``: files left out entirely, with the reason;
+- ``OUT_OF_SCOPE_MARKERS``: what makes a case out of scope (fp16/bf16, tiles,
+  autodiff), matched against the source of the code the case uses (the test
+  function and, transitively, every module-level definition it names);
+- ``OUT_OF_SCOPE_CASES``: cases out of scope by name, with the reason.
+A case is never judged by numba_sim's behaviour or error text.
+
+The cases of a file are the test methods Warp itself registers on this machine
+(its module imported with Warp, in a subprocess) plus, for each ``get_test_devices()``
+case, its CUDA twin (the ported suite registers it and skips it without a GPU).
+"""
+
+import argparse
+import ast
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+import tokenize
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / "tests" / "warp_suite"
+MANIFEST = OUT / "manifest.json"
+KNOWN_FAILURES = OUT / "known_failures.json"
+DOC = REPO / "docs" / "warp-compatibility.md"
+SUBDIRS = ("", "geometry", "matrix")
+HELPERS = {"geometry/utils.py": "_geometry_utils", "matrix/utils.py": "_matrix_utils"}
+"""Helper modules, ported under these names; Warp's auxiliary modules (``aux_*.py``,
+imported by some tests) are ported under their own names."""
+
+
+def warp_tests_dir():
+    import warp
+
+    return Path(warp.__file__).resolve().parent / "tests"
+
+
+# --------------------------------------------------------------------------
+# Files left out entirely (relative to warp/tests), with the reason
+
+_INTERNALS = "tests Warp's internals ({}), which numba_sim does not have"
+LEFT_OUT = {
+    "test_allocation_tracker.py": _INTERNALS.format("its memory allocation tracker"),
+    "test_allocator.py": _INTERNALS.format("its device allocators"),
+    "test_apic.py": _INTERNALS.format("APIC, its CPU graph capture and replay format"),
+    "test_apic_load_from_bytes.py": _INTERNALS.format("APIC graph serialization"),
+    "test_apic_mesh.py": _INTERNALS.format("APIC graph serialization of meshes"),
+    "test_apic_utility_algorithms.py": _INTERNALS.format("APIC graph capture of warp.utils"),
+    "test_array_subclass.py": _INTERNALS.format("subclassing its wp.array container"),
+    "test_block_dim_dispatch.py": _INTERNALS.format("CUDA block-dimension module variants"),
+    "test_codegen_instancing.py": _INTERNALS.format("module instancing of generated code"),
+    "test_compilation.py": _INTERNALS.format("its C++/CUDA compilation pipeline"),
+    "test_context.py": _INTERNALS.format("its runtime context"),
+    "test_core_library_binary.py": _INTERNALS.format("its native core library binary"),
+    "test_cpu_block_codegen.py": _INTERNALS.format("CPU block code generation"),
+    "test_cpu_block_dim.py": _INTERNALS.format("CPU block dimensions"),
+    "test_cpu_precompiled_headers.py": _INTERNALS.format("precompiled C++ headers"),
+    "test_cpu_vectorization.py": _INTERNALS.format("C++ vectorization of CPU kernels"),
+    "test_ctypes.py": _INTERNALS.format("the ctypes layout of its C++ types"),
+    "test_cuda_profiler.py": "CUDA-only profiler (ScopedCudaProfiler); no CPU case",
+    "test_diagnostics.py": _INTERNALS.format("C++ compiler diagnostics"),
+    "test_examples.py": "runs Warp's own example scripts (USD, OpenGL, warp.sim)",
+    "test_external_build.py": _INTERNALS.format("building its native library"),
+    "test_fabricarray.py": "Warp's Omniverse Fabric array containers (wp.fabricarray)",
+    "test_fsai.py": "warp.optim's FSAI preconditioner (a library written on warp.sparse)",
+    "test_implicit_init.py": _INTERNALS.format("lazy runtime initialization"),
+    "test_import.py": _INTERNALS.format("its import of submodules"),
+    "test_indexedarray.py": "Warp's indexed-array container (wp.indexedarray)",
+    "test_kernel_cache.py": _INTERNALS.format("its kernel cache directory"),
+    "test_linear_solvers.py": "warp.optim.linear (a library written on warp.sparse)",
+    "test_logger.py": _INTERNALS.format("its logger"),
+    "test_module_contamination.py": _INTERNALS.format("module hashing across files"),
+    "test_module_hashing.py": _INTERNALS.format("module content hashes"),
+    "test_module_parallel_load.py": _INTERNALS.format("parallel module loading"),
+    "test_module_variants.py": _INTERNALS.format("module option variants"),
+    "test_modules_lite.py": _INTERNALS.format("its own module list"),
+    "test_reload.py": _INTERNALS.format("module reloading"),
+    "test_render_opengl.py": "warp.render's OpenGL renderer",
+    "test_runlength_encode.py": "warp.utils.runlength_encode (a library written in Warp)",
+    "test_array_reduce.py": "warp.utils.array_sum / array_inner (a library written in Warp)",
+    "test_coloring.py": "warp's graph coloring library (C++ in Warp's core)",
+    "test_snippet.py": "wp.func_native: CUDA C++ snippets inside kernels",
+    "test_sparse.py": "warp.sparse (a library written in Warp)",
+    "test_transient_module.py": _INTERNALS.format("transient modules"),
+    "test_unique_module.py": _INTERNALS.format('module="unique" module naming'),
+    "test_utils.py": "warp.utils' library functions (scan, radix sort, ...)",
+    "test_version.py": _INTERNALS.format("its version string"),
+    "test_template_launch_bounds.py": _INTERNALS.format("CUDA launch-bounds templates"),
+    "test_cuda_graph_capture.py": "CUDA-only",
+    "geometry/test_marching_cubes.py": "wp.MarchingCubes (not in numba_sim)",
+    "geometry/test_sparse_marching_cubes.py": "warp.geometry's sparse marching cubes",
+    "geometry/test_surface_nets.py": "warp.geometry's surface nets",
+    "geometry/test_swept_volume.py": "warp.geometry's swept volumes",
+    "geometry/test_delaunay.py": "warp.geometry's Delaunay triangulation",
+    "geometry/test_volume.py": "wp.Volume (NanoVDB volumes)",
+    "geometry/test_volume_validation.py": "wp.Volume (NanoVDB volumes)",
+    "geometry/test_volume_write.py": "wp.Volume (NanoVDB volumes)",
+}
+
+# --------------------------------------------------------------------------
+# Out of scope: fp16/bf16, tiles and autodiff (issue 17), decided by what a case uses
+
+OUT_OF_SCOPE_MARKERS = (
+    (re.compile(r"\bbfloat16\b|\bbf16\b"), "bf16"),
+    (re.compile(r"\bfloat16\b|\bhalf\b|\b(vec[234]|mat(22|33|44)|quat|transform|"
+                r"spatial_vector|spatial_matrix)h\b|\bfp16\b|np\.float16"), "fp16"),
+    (re.compile(r"\btile(_\w+)?\s*\(|\buntile\b|\blaunch_tiled\b|\bTile\w*\b|\btile\b"),
+     "tiles"),
+    (re.compile(r"\bTape\b|\brequires_grad\b|\badjoint\b|\.grad\b|\bfunc_grad\b|"
+                r"\bfunc_replay\b|\badj_inputs\b|\badj_outputs\b|\bbackward\s*\(|"
+                r"\bgradients\b|\bgrad_|\bcheck_gradients\b|\bgradcheck\b|\bjacobian\b"),
+     "autodiff"),
+)
+
+OUT_OF_SCOPE_CASES = {
+    # (file, case without device suffix) -> reason
+}
+
+OUT_OF_SCOPE_FILES = {
+    # every case of these files, whatever its name
+    "test_bf16.py": "bf16",
+    "test_fp16.py": "fp16",
+}
+
+# --------------------------------------------------------------------------
+# The rewrites, in order
+
+METHOD_REWRITES = {
+    # Warp array method -> (number of arguments, replacement template)
+    "numpy": (0, "sim.to_numpy({0})"),
+    "to": (1, "wpc.to_device({0}, {1})"),
+    "zero_": (0, "wpc.zero_({0})"),
+    "fill_": (1, "wpc.fill_({0}, {1})"),
+    "assign": (1, "wpc.assign({0}, {1})"),
+}
+
+HOST_NAMES = (
+    "Kernel", "clone", "copy", "dtype_from_numpy", "dtype_to_numpy", "empty_like", "full_like",
+    "get_cuda_device_count", "get_cuda_devices", "get_devices", "init", "is_cpu_available",
+    "is_cuda_available", "ones_like", "synchronize_device",
+)  # the same list as tests/warp_suite/_warp_compat.py's HOST_NAMES (checked on port)
+
+REWRITES = (
+    ("unittest_utils", r"\bwarp\.tests\.unittest_utils\b", "warp_suite._warp_compat",
+     "Warp's test helpers -> the host compatibility module"),
+    ("helper_modules", r"\bwarp\.tests\.(geometry|matrix)\.utils\b", r"warp_suite._\1_utils",
+     "Warp's geometry/matrix test helpers -> their ported copies"),
+    ("warp_test_modules", r"\bwarp\.tests\.(\w+)\b", r"warp_suite.\1",
+     "warp.tests.<module> (auxiliary modules, other test files) -> its ported copy"),
+    ("import_warp_as_wp", r"^([ \t]*)import warp as wp\b.*$",
+     r"\1import numba_sim as sim\n\1from warp_suite import _warp_compat as wpc",
+     "import warp as wp -> import numba_sim as sim (+ the compat module as wpc)"),
+    ("import_warp", r"^([ \t]*)import warp$", r"\1import numba_sim as sim",
+     "import warp -> import numba_sim as sim"),
+    ("warp_submodule_uses", r"\b(?:wp|warp)\.(_src|optim|examples|sparse|fem|render|utils|"
+     r"autograd|sim|jax_experimental)\b",
+     r"wpc.warp_module('\1')",
+     "wp.<Warp submodule> -> a compat placeholder that fails, naming it, when used"),
+    ("wp_types", r"\b(?:wp|warp)\.types\.", "sim.types.",
+     "wp.types.X -> sim.types.X (Warp's type factories vector, matrix, ...: numba_sim.types)"),
+    ("host_names", r"\b(?:wp|warp)\.(" + "|".join(HOST_NAMES) + r")\b", r"wpc.\1",
+     "wp.<host function numba_sim spells differently> -> wpc.<it> (compat module)"),
+    ("wp", r"\bwp\b", "sim", "wp -> sim (every other name)"),
+    ("warp_dot", r"\bwarp\.(?!tests\b)(?=[A-Za-z_])", "sim.", "warp.X -> sim.X"),
+)
+
+
+# --------------------------------------------------------------------------
+# Rewriting
+
+
+def _line_offsets(data):
+    offsets, pos = [0], 0
+    for line in data.splitlines(keepends=True):
+        pos += len(line)
+        offsets.append(pos)
+    return offsets
+
+
+def _method_calls(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in METHOD_REWRITES and not node.keywords \
+                and len(node.args) == METHOD_REWRITES[node.func.attr][0] \
+                and not any(isinstance(a, ast.Starred) for a in node.args):
+            receiver = node.func.value
+            # never the module-level functions Warp's API or NumPy have under these names
+            if isinstance(receiver, ast.Name) and receiver.id in ("wp", "np", "warp", "sim"):
+                continue
+            yield node
+
+
+def rewrite_methods(source, counts):
+    """Warp array methods -> compat calls, by the syntax tree's positions (innermost first)."""
+    data = source.encode()
+    while True:
+        tree = ast.parse(data)
+        calls = list(_method_calls(tree))
+        if not calls:
+            return data.decode()
+        offsets = _line_offsets(data)
+
+        def span(node):
+            return (offsets[node.lineno - 1] + node.col_offset,
+                    offsets[node.end_lineno - 1] + node.end_col_offset)
+
+        spans = [(span(c), c) for c in calls]
+        # innermost: no other matching call inside its span
+        inner = [(s, c) for s, c in spans
+                 if not any(o is not c and s[0] <= t[0] and t[1] <= s[1] and t != s
+                            for t, o in spans)]
+        for (start, end), call in sorted(inner, key=lambda x: -x[0][0]):
+            def text(node):
+                a, b = span(node)
+                return data[a:b].decode()
+            args = [text(call.func.value)] + [text(a) for a in call.args]
+            replacement = METHOD_REWRITES[call.func.attr][1].format(*args)
+            counts[f"method_{call.func.attr}"] += 1
+            data = data[:start] + replacement.encode() + data[end:]
+
+
+def _warp_module(name):
+    return name is not None and (name == "warp" or name.startswith("warp.")) \
+        and not name.startswith("warp.tests")
+
+
+def rewrite_imports(source, counts):
+    """Imports of Warp's own submodules (``warp._src...``, ``warp.optim``, ``warp.examples``)
+    -> placeholders from the compat module that fail, naming the Warp module, when a case
+    uses them (so that the cases that do not use them still run)."""
+    data = source.encode()
+    offsets = _line_offsets(data)
+    edits = []
+    for node in ast.walk(ast.parse(data)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and _warp_module(node.module) \
+                and node.module != "warp":
+            targets = [a.asname or a.name for a in node.names]
+            names = ", ".join(repr(a.name) for a in node.names)
+            text = (f"{', '.join(targets)}{',' if len(targets) == 1 else ''} = "
+                    f"wpc.warp_internal({node.module!r}, {names})")
+            counts["warp_submodule_imports"] += 1
+        elif isinstance(node, ast.Import) and any(_warp_module(a.name) and a.name != "warp"
+                                                  for a in node.names):
+            if len(node.names) != 1:
+                raise SystemExit(f"unexpected import form: {ast.unparse(node)}")
+            alias = node.names[0]
+            if alias.asname:
+                text = f"{alias.asname} = wpc.warp_internal({alias.name!r})"
+            else:  # import warp.x: its uses are warp.x.<name>, rewritten to wpc.warp.x
+                text = "pass  # port_warp_tests: a Warp submodule; its uses -> wpc.warp_module"
+            counts["warp_submodule_imports"] += 1
+        else:
+            continue
+        start = offsets[node.lineno - 1] + node.col_offset
+        end = offsets[node.end_lineno - 1] + node.end_col_offset
+        edits.append((start, end, text))
+    for start, end, text in sorted(edits, reverse=True):
+        data = data[:start] + text.encode() + data[end:]
+    return data.decode()
+
+
+def drop_definitions(source, dropped, counts):
+    """Definitions only out-of-scope cases use -> placeholders (defining them may already
+    need the out-of-scope feature: a ``vec3h`` annotation, a tile builtin)."""
+    lines = source.splitlines(keepends=True)
+    for stmt, reason in sorted(dropped, key=lambda d: -d[0].lineno):
+        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+        name = _defined_name(stmt)
+        placeholder = (f"{name} = wpc.out_of_scope_definition({name!r}, "
+                       f"{reason!r})  # tools/port_warp_tests.py: used only by out-of-scope "
+                       f"cases\n")
+        lines[first - 1:stmt.end_lineno] = [placeholder]
+        counts["out_of_scope_definitions"] += 1
+    return "".join(lines)
+
+
+def rewrite_source(source, dropped=()):
+    counts = collections.Counter()
+    source = drop_definitions(source, dropped, counts)
+    source = rewrite_imports(source, counts)
+    source = rewrite_methods(source, counts)
+    source, strings = _protect_strings(source)
+    for key, pattern, replacement, _ in REWRITES:
+        source, n = re.subn(pattern, replacement, source, flags=re.MULTILINE)
+        if n:
+            counts[key] += n
+    source = re.sub(r"\x00(\d+)\x00", lambda m: strings[int(m.group(1))], source)
+    return source, dict(sorted(counts.items()))
+
+
+def _protect_strings(source):
+    """*source* with every string literal replaced by a numbered placeholder (the line
+    rewrites apply to code only: messages and docstrings keep Warp's names)."""
+    lines = source.splitlines(keepends=True)
+    offsets = _line_offsets(source)
+    spans = [(offsets[tok.start[0] - 1] + tok.start[1], offsets[tok.end[0] - 1] + tok.end[1])
+             for tok in tokenize.generate_tokens(iter(lines).__next__)
+             if tok.type == tokenize.STRING]
+    strings, parts, pos = [], [], 0
+    for start, end in spans:
+        parts.append(source[pos:start])
+        parts.append(f"\x00{len(strings)}\x00")
+        strings.append(source[start:end])
+        pos = end
+    parts.append(source[pos:])
+    return "".join(parts), strings
+
+
+# --------------------------------------------------------------------------
+# Cases: what Warp registers, and what each uses
+
+
+ENUMERATE = r"""
+import importlib, inspect, json, sys, types, unittest
+import warp as wp
+wp.config.quiet = True
+module = importlib.import_module(sys.argv[1])
+
+def names(obj, depth=0, seen=None):
+    seen = set() if seen is None else seen
+    out = set()
+    if depth > 5 or id(obj) in seen:
+        return out
+    seen.add(id(obj))
+    if isinstance(obj, wp.Kernel):
+        out.add(obj.func.__name__)
+        obj = obj.func
+    if isinstance(obj, types.FunctionType):
+        if obj.__module__ == module.__name__:
+            out.add(obj.__name__)
+        for cell in obj.__closure__ or ():
+            try:
+                out |= names(cell.cell_contents, depth + 1, seen)
+            except ValueError:
+                pass
+        for d in obj.__defaults__ or ():
+            out |= names(d, depth + 1, seen)
+        if hasattr(obj, "__wrapped__"):
+            out |= names(obj.__wrapped__, depth + 1, seen)
+    elif isinstance(obj, (list, tuple)):
+        for o in obj[:20]:
+            out |= names(o, depth + 1, seen)
+    return out
+
+cases = []
+for cname, cls in vars(module).items():
+    if isinstance(cls, type) and issubclass(cls, unittest.TestCase) and cls.__module__ == module.__name__:
+        for attr in sorted(vars(cls)):
+            if attr.startswith("test") and callable(getattr(cls, attr)):
+                fn = getattr(cls, attr)
+                skip_all = getattr(fn, "__name__", "") == "skip_test_func"
+                cases.append({"class": cname, "name": attr, "uses": sorted(names(fn)),
+                              "no_devices": skip_all})
+print("@@CASES@@" + json.dumps(cases))
+"""
+
+
+def enumerate_cases(rel):
+    module = "warp.tests." + rel[:-3].replace("/", ".")
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    result = subprocess.run([sys.executable, "-c", ENUMERATE, module], capture_output=True,
+                            text=True, timeout=900, env=env, cwd="/tmp")
+    for line in result.stdout.splitlines():
+        if line.startswith("@@CASES@@"):
+            return json.loads(line[len("@@CASES@@"):]), None
+    return None, (result.stderr.strip().splitlines() or ["no output"])[-1]
+
+
+def _registration_call(node):
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in (
+                "add_function_test", "add_kernel_test", "add_function_test_register_kernel"):
+            return True
+    return False
+
+
+def _is_testcase(stmt):
+    return isinstance(stmt, ast.ClassDef) and any(
+        (isinstance(b, ast.Attribute) and b.attr == "TestCase")
+        or (isinstance(b, ast.Name) and b.id == "TestCase") for b in stmt.bases)
+
+
+def definitions(tree):
+    """Module-level name -> the statements that define or fill it (registrations and
+    TestCase classes excluded: they name every case)."""
+    table = collections.defaultdict(list)
+    for stmt in tree.body:
+        if _is_testcase(stmt):
+            continue
+        if isinstance(stmt, (ast.If,)) and "__main__" in ast.unparse(stmt.test):
+            continue
+        if _registration_call(stmt):
+            continue
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            table[stmt.name].append(stmt)
+            continue
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                table[sub.id].append(stmt)
+            elif isinstance(sub, (ast.Subscript, ast.Attribute)) and isinstance(
+                    sub.ctx, ast.Store):
+                base = sub
+                while isinstance(base, (ast.Subscript, ast.Attribute)):
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    table[base.id].append(stmt)
+    return table
+
+
+def class_methods(tree):
+    out = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            for item in stmt.body:
+                if isinstance(item, ast.FunctionDef):
+                    out[(stmt.name, item.name)] = item
+    return out
+
+
+def reached(seeds, table):
+    """*seeds* (AST nodes) and every module-level definition they name, transitively."""
+    seen, queue, nodes = set(), list(seeds), []
+    while queue:
+        node = queue.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        nodes.append(node)
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and sub.id in table:
+                queue.extend(n for n in table[sub.id] if id(n) not in seen)
+    return nodes
+
+
+def used_source(nodes):
+    """The source of *nodes*, comments dropped."""
+    return "\n".join(ast.unparse(node) for node in nodes)
+
+
+def module_level_statements(tree):
+    """The statements run at import other than definitions, TestCase classes, the
+    registrations and the ``__main__`` block."""
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
+                             ast.ImportFrom)) or _registration_call(stmt):
+            continue
+        if isinstance(stmt, ast.If) and "__main__" in ast.unparse(stmt.test):
+            continue
+        yield stmt
+
+
+_DTYPE_IN_NAME = re.compile(r"\b(float|int|uint)(8|16|32|64)\b|\bbool\b|"
+                            r"\b(vec[234]|mat(22|33|44)|quat|transform)[dfhi]\b")
+_BY_NAME_WHEN_TYPED = ("fp16", "bf16")
+
+
+def out_of_scope_reason(rel, case, text):
+    """The reason *case* (its name without the device suffix; *text* the source it uses)
+    is out of scope, or None.  A case parameterized by a dtype (its name names one, as
+    ``test_length_float32``) is fp16/bf16 by its name only: its source lists every dtype."""
+    reason = OUT_OF_SCOPE_FILES.get(rel) or OUT_OF_SCOPE_CASES.get((rel, case))
+    if reason:
+        return reason
+    name = case.replace("_", " ")  # the markers' word boundaries, in a snake_case name
+    typed = _DTYPE_IN_NAME.search(name) is not None
+    found = [label for pattern, label in OUT_OF_SCOPE_MARKERS
+             if pattern.search(name)
+             or (not (typed and label in _BY_NAME_WHEN_TYPED) and pattern.search(text))]
+    return " + ".join(dict.fromkeys(found)) or None
+
+
+_DEVICE_SUFFIX = re.compile(r"_(cpu|cuda_\d+)$")
+
+
+def classify(rel, source, cases):
+    """Per case: its device ("cpu", "cuda" or None) and its out-of-scope reason; and the
+    module-level function and class definitions that only out-of-scope cases use."""
+    tree = ast.parse(source)
+    table = definitions(tree)
+    methods = class_methods(tree)
+    result = []
+    users = collections.defaultdict(set)  # id(definition) -> reasons of the cases using it
+    for case in cases:
+        base = _DEVICE_SUFFIX.sub("", case["name"])
+        device = "cpu" if case["name"].endswith("_cpu") else None
+        seeds = [n for name in case["uses"] for n in table.get(name, ())]
+        method = methods.get((case["class"], case["name"]))
+        if method is not None:
+            seeds.append(method)
+        nodes = reached(seeds, table)
+        reason = out_of_scope_reason(rel, base, used_source(nodes))
+        for node in nodes:
+            users[id(node)].add(reason)
+        entry = {"class": case["class"], "name": case["name"], "base": base,
+                 "device": device, "out_of_scope": reason}
+        if case["no_devices"]:
+            entry["device"] = "cuda"
+        result.append(entry)
+        if device == "cpu":  # Warp's CUDA twin of a get_test_devices() case
+            result.append(dict(entry, name=base + "_cuda_0", device="cuda"))
+    return result, droppable(rel, tree, table, users)
+
+
+def _single_assignment(stmt):
+    """``name = <expression>`` at module level (the generator may leave it out)."""
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+        and isinstance(stmt.targets[0], ast.Name)
+
+
+def _defined_name(stmt):
+    return stmt.targets[0].id if isinstance(stmt, ast.Assign) else stmt.name
+
+
+def _signature(stmt):
+    """What defining *stmt* evaluates: decorators, annotations, defaults, bases, and a
+    class body's statements other than its methods' bodies."""
+    parts = list(stmt.decorator_list)
+    if isinstance(stmt, ast.ClassDef):
+        parts += stmt.bases + [k.value for k in stmt.keywords]
+        for item in stmt.body:
+            parts += _signature(item) if isinstance(item, (ast.FunctionDef, ast.ClassDef)) \
+                else [item]
+        return parts
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = stmt.args
+        parts += [a.annotation for a in args.posonlyargs + args.args + args.kwonlyargs
+                  + [args.vararg, args.kwarg] if a is not None and a.annotation is not None]
+        parts += args.defaults + [d for d in args.kw_defaults if d is not None]
+        if stmt.returns is not None:
+            parts.append(stmt.returns)
+    return parts
+
+
+def droppable(rel, tree, table, users):
+    """The module-level definitions (functions, classes, ``name = ...``) to leave out, with
+    the reason: those
+    only out-of-scope cases use, and those no in-scope case uses whose own definition uses
+    an out-of-scope feature (a ``@wp.func_grad``, a ``vec3h`` annotation) — unless running
+    the module needs them (module-level code, or the definition of one that stays)."""
+    candidates = {}
+    for stmt in tree.body:
+        if not (isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) or _single_assignment(stmt)) \
+                or _is_testcase(stmt):
+            continue
+        reasons = users.get(id(stmt), set())
+        if reasons and None not in reasons:
+            candidates[id(stmt)] = (stmt, " + ".join(sorted(reasons)))
+        elif not reasons:
+            own = out_of_scope_reason(rel, "", ast.unparse(stmt))
+            if own:
+                candidates[id(stmt)] = (stmt, own)
+    while True:
+        kept_signatures = [part for stmt in tree.body
+                           if isinstance(stmt, (ast.FunctionDef, ast.ClassDef))
+                           and id(stmt) not in candidates for part in _signature(stmt)]
+        helpers = [item for stmt in tree.body if isinstance(stmt, ast.ClassDef)
+                   for item in stmt.body if isinstance(item, ast.FunctionDef)
+                   and not item.name.startswith("test")]  # setUp, TestCase helpers
+        run = [stmt for stmt in module_level_statements(tree) if id(stmt) not in candidates]
+        # the registrations run too: the data they loop over is needed (the test functions
+        # they pass are not: an out-of-scope case is registered without calling it)
+        registered = {n.id for stmt in tree.body if _registration_call(stmt)
+                      for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+        run += [d for name in registered for d in table.get(name, ())
+                if not isinstance(d, (ast.FunctionDef, ast.ClassDef))]
+        needed = {id(n) for n in reached(run + kept_signatures + helpers, table)}
+        keep = [key for key in candidates if key in needed]
+        if not keep:
+            return list(candidates.values())
+        for key in keep:
+            del candidates[key]
+
+
+# --------------------------------------------------------------------------
+# Porting
+
+
+HEADER = '''\
+# Generated by tools/port_warp_tests.py from warp/tests/{rel} (warp-lang {version}).
+# Do not edit: rerun the script. The rewrites applied are listed in manifest.json.
+'''
+
+DECLARATION = '''\
+# ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
+from warp_suite import _warp_compat as wpc  # noqa: E402
+wpc.declare_out_of_scope(__name__, {reasons})
+'''
+
+FOOTER = '''
+# ---- tools/port_warp_tests.py: skip the out-of-scope cases defined as TestCase methods
+wpc.mark_out_of_scope(globals())
+'''
+
+
+def insert_declaration(source, declaration):
+    """*declaration* before the first statement that is not the docstring or a
+    ``from __future__`` import."""
+    tree = ast.parse(source)
+    line = len(source.splitlines()) + 1
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            continue
+        line = stmt.lineno
+        break
+    lines = source.splitlines(keepends=True)
+    return "".join(lines[:line - 1]) + declaration + "".join(lines[line - 1:])
+
+
+def ported_name(rel):
+    return "test_" + Path(rel).stem[len("test_"):] + ".py"
+
+
+def insert_footer(source, footer):
+    match = re.search(r'^if __name__ == "__main__":', source, flags=re.MULTILINE)
+    if match is None:
+        return source.rstrip("\n") + "\n" + footer
+    return source[:match.start()] + footer.lstrip("\n") + "\n\n" + source[match.start():]
+
+
+def generate(rel, source, cases, version):
+    """(ported text, manifest entry) of one file from Warp's cases, or (None, the reason it
+    is left out).  Deterministic: ``--check`` regenerates from the manifest's cases."""
+    classified, dropped = classify(rel, source, cases)
+    if not classified:
+        return None, "no test cases registered by Warp"
+    if all(c["out_of_scope"] or c["device"] == "cuda" for c in classified):
+        reasons = sorted({c["out_of_scope"] for c in classified if c["out_of_scope"]})
+        cuda_only = sum(1 for c in classified if c["device"] == "cuda"
+                        and not c["out_of_scope"] and not c["name"].endswith("_cuda_0"))
+        return None, ("every case out of scope (" + ", ".join(reasons) + ")"
+                      + (f" or CUDA-only ({cuda_only})" if cuda_only else ""))
+    text, counts = rewrite_source(source, dropped)
+    reasons = {f"{c['class']}.{c['base']}": c["out_of_scope"]
+               for c in classified if c["out_of_scope"]}
+    declared = json.dumps(reasons, indent=4, sort_keys=True).replace("\n}", ",\n}") \
+        if reasons else "{}"
+    body = insert_footer(insert_declaration(text, DECLARATION.format(reasons=declared)), FOOTER)
+    entry = {"ported": ported_name(rel), "rewrites": counts, "warp_cases": cases,
+             "cases": classified}
+    return HEADER.format(rel=rel, version=version) + body, entry
+
+
+def helper_modules(root):
+    return dict(HELPERS, **{p.name: p.stem for p in sorted(root.glob("aux_*.py"))})
+
+
+def port(jobs=2, only=None):
+    import warp
+
+    compat_names = _compat_host_names()
+    if tuple(sorted(compat_names)) != tuple(sorted(HOST_NAMES)):
+        raise SystemExit("HOST_NAMES differs from tests/warp_suite/_warp_compat.py's")
+    root = warp_tests_dir()
+    files = sorted(str(p.relative_to(root)) for sub in SUBDIRS
+                   for p in (root / sub).glob("test_*.py"))
+    if only:
+        files = [f for f in files if any(o in f for o in only)]
+    OUT.mkdir(exist_ok=True)
+    manifest = json.loads(MANIFEST.read_text()) if (only and MANIFEST.exists()) else {
+        "warp_version": warp.__version__, "files": {}, "left_out": {}}
+    manifest["warp_version"] = warp.__version__
+    manifest["rewrites"] = [{"id": k, "pattern": p, "replacement": r, "why": w}
+                            for k, p, r, w in REWRITES]
+    manifest["method_rewrites"] = {k: v[1] for k, v in METHOD_REWRITES.items()}
+    for helper, target in helper_modules(root).items():
+        text, counts = rewrite_source((root / helper).read_text())
+        (OUT / f"{target}.py").write_text(
+            HEADER.format(rel=helper, version=warp.__version__) + text)
+        manifest.setdefault("helpers", {})[helper] = {"ported": f"{target}.py", "rewrites": counts}
+
+    todo = []
+    for rel in files:
+        manifest["files"].pop(rel, None)
+        manifest["left_out"].pop(rel, None)
+        if rel in LEFT_OUT:
+            manifest["left_out"][rel] = LEFT_OUT[rel]
+            _remove(rel)
+        else:
+            todo.append(rel)
+
+    def one(rel):
+        return rel, enumerate_cases(rel)
+
+    with ThreadPoolExecutor(jobs) as pool:
+        for rel, (cases, error) in pool.map(one, todo):
+            if cases is None:
+                raise SystemExit(f"{rel}: Warp could not import it here: {error}")
+            text, entry = generate(rel, (root / rel).read_text(), cases, warp.__version__)
+            if text is None:
+                manifest["left_out"][rel] = entry
+                _remove(rel)
+                print(f"left out {rel}: {entry}")
+                continue
+            (OUT / ported_name(rel)).write_text(text)
+            manifest["files"][rel] = entry
+            n_oos = sum(1 for c in entry["cases"] if c["out_of_scope"])
+            print(f"ported {rel}: {len(entry['cases'])} cases, {n_oos} out of scope, "
+                  f"rewrites {sum(entry['rewrites'].values())}")
+    manifest["files"] = dict(sorted(manifest["files"].items()))
+    manifest["left_out"] = dict(sorted(manifest["left_out"].items()))
+    MANIFEST.write_text(_dump(manifest) + "\n")
+
+
+def check():
+    """The differences between tests/warp_suite/ and what this script generates from the
+    installed Warp's sources and the manifest's record of Warp's cases (no Warp import):
+    a list of messages, empty when the ported suite is exactly the generated one."""
+    import importlib.metadata
+
+    manifest = json.loads(MANIFEST.read_text())
+    version = importlib.metadata.version("warp-lang")
+    problems = []
+    if manifest["warp_version"] != version:
+        problems.append(f"ported from warp-lang {manifest['warp_version']}, installed {version}")
+    root = warp_tests_dir()
+    for helper, target in helper_modules(root).items():
+        text = HEADER.format(rel=helper, version=version) + rewrite_source(
+            (root / helper).read_text())[0]
+        if (OUT / f"{target}.py").read_text() != text:
+            problems.append(f"{target}.py differs from its generated text")
+    expected = set()
+    for rel, entry in manifest["files"].items():
+        text, generated = generate(rel, (root / rel).read_text(), entry["warp_cases"], version)
+        expected.add(entry["ported"])
+        if text is None:
+            problems.append(f"{rel} is ported but would be left out: {generated}")
+        elif (OUT / entry["ported"]).read_text() != text:
+            problems.append(f"{entry['ported']} differs from its generated text")
+        elif generated != entry:
+            problems.append(f"{rel}: the manifest's entry differs from the generated one")
+    on_disk = {p.name for p in OUT.glob("test_*.py")}
+    problems += [f"{name} is not generated" for name in sorted(on_disk - expected)]
+    for sub in SUBDIRS:
+        for path in (root / sub).glob("test_*.py"):
+            rel = str(path.relative_to(root))
+            if rel not in manifest["files"] and rel not in manifest["left_out"]:
+                problems.append(f"{rel} is neither ported nor listed as left out")
+    return problems
+
+
+def _dump(value, depth=0):
+    """JSON with one line per case (the manifest stays readable and diffable)."""
+    pad = " " * (depth + 1)
+    if isinstance(value, dict) and depth < 3:
+        items = [f"{pad}{json.dumps(k)}: {_dump(v, depth + 1)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + " " * depth + "}" if items else "{}"
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        items = [pad + json.dumps(v, separators=(",", ":")) for v in value]
+        return "[\n" + ",\n".join(items) + "\n" + " " * depth + "]"
+    return json.dumps(value)
+
+
+def _remove(rel):
+    path = OUT / ported_name(rel)
+    if path.exists():
+        path.unlink()
+
+
+def _compat_host_names():
+    tree = ast.parse((OUT / "_warp_compat.py").read_text())
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and getattr(stmt.targets[0], "id", "") == "HOST_NAMES":
+            return ast.literal_eval(stmt.value)
+    return ()
+
+
+# --------------------------------------------------------------------------
+# Report: run the ported suite, one pytest process per file, and write the table
+
+
+def run_file(name, timeout):
+    xml = Path("/tmp") / f"warp_suite_{os.getpid()}_{name}.xml"
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+             f"tests/warp_suite/{name}", f"--junitxml={xml}", "-o", "junit_family=xunit1"],
+            cwd=REPO, capture_output=True, text=True, timeout=timeout,
+            env=dict(os.environ, WARP_SUITE_TRUE_OUTCOMES="1"))
+        tail = proc.stdout[-2000:]
+    except subprocess.TimeoutExpired:
+        return name, None, f"timed out after {timeout} s", time.monotonic() - start
+    elapsed = time.monotonic() - start
+    if not xml.exists():
+        return name, None, f"no report (exit status {proc.returncode}): " + " ".join(
+            (tail.strip().splitlines() or ["crashed"])[-1:]), elapsed
+    results = {}
+    tree = ET.parse(xml)
+    xml.unlink()
+    for tc in tree.iter("testcase"):
+        # "Class.case" (a case name may recur in several TestCase classes of a file)
+        case = tc.get("name")
+        if case != "import":
+            case = f"{(tc.get('classname') or '').rsplit('.', 1)[-1]}.{case}"
+        failure = tc.find("failure")
+        error = tc.find("error")
+        skipped = tc.find("skipped")
+        if failure is not None or error is not None:
+            node = failure if failure is not None else error
+            results[case] = ("failed", _cause(node.get("message") or "", node.text or ""))
+        elif skipped is not None:
+            results[case] = ("skipped", skipped.get("message") or "")
+        else:
+            results[case] = ("passed", "")
+    if proc.returncode not in (0, 1) and not results:
+        return name, None, (proc.stdout + proc.stderr)[-500:], elapsed
+    return name, results, None, elapsed
+
+
+def _cause(message, text):
+    """One line naming a failure's cause: the exception and its first line."""
+    lines = [ln for ln in text.splitlines() if re.match(r"^E\s+\w", ln)]
+    first = lines[0][1:].strip() if lines else message.strip().splitlines()[0] if message.strip() else "?"
+    if "TypingError" in first or "LoweringError" in first:  # Numba's first line says little
+        detail = next((ln[1:].strip() for ln in lines[1:] if re.search(
+            r"Untyped global name|Unknown attribute|No implementation of function|Invalid use|"
+            r"[A-Z]\w+Error:|not supported|Cannot|cannot|has no attribute|unexpected", ln)
+            and not ln[1:].strip().startswith(("During:", "Failed in"))), None)
+        if detail:
+            first = f"{first.split(':')[0]}: {detail}"
+    first = re.sub(r"0x[0-9a-f]+", "0x…", first)
+    return first[:200]
+
+
+def report(jobs=2, timeout=900, only=None):
+    manifest = json.loads(MANIFEST.read_text())
+    names = {rel: info["ported"] for rel, info in manifest["files"].items()}
+    if only:
+        names = {r: n for r, n in names.items() if any(o in r for o in only)}
+    start = time.monotonic()
+    with ThreadPoolExecutor(jobs) as pool:
+        runs = list(pool.map(lambda n: run_file(n, timeout), names.values()))
+    wall = time.monotonic() - start
+    by_name = {r[0]: r for r in runs}
+    rows, causes = [], collections.defaultdict(list)
+    totals = collections.Counter()
+    for rel, info in manifest["files"].items():
+        if info["ported"] not in by_name:
+            continue
+        _, results, problem, elapsed = by_name[info["ported"]]
+        row = collections.Counter()
+        for case in info["cases"]:
+            if case["device"] == "cuda":
+                row["cuda"] += 1
+                continue
+            if case["out_of_scope"]:
+                row["out_of_scope"] += 1
+                continue
+            row["cases"] += 1
+            outcome = (results or {}).get(f"{case['class']}.{case['name']}")
+            if results is None:
+                outcome = ("failed", f"the file did not run: {problem}")
+            elif outcome is None:
+                outcome = ("failed", "not among the cases the ported file registered")
+                error = next((v for k, v in results.items() if v[0] == "failed"), None)
+                if error:
+                    outcome = ("failed", error[1])
+            if outcome[0] == "passed":
+                row["passed"] += 1
+            elif outcome[0] == "skipped":
+                row["skipped"] += 1
+                causes[f"skipped: {outcome[1]}"].append(f"{info['ported']}::{case['name']}")
+            else:
+                row["failed"] += 1
+                causes[outcome[1]].append(f"{info['ported']}::{case['name']}")
+        oos = sorted({c["out_of_scope"] for c in info["cases"] if c["out_of_scope"]})
+        rows.append((rel, row, ", ".join(oos), elapsed))
+        totals.update(row)
+    write_doc(manifest, rows, causes, totals, wall, jobs)
+    if not only:
+        write_known_failures(by_name)
+    print(f"in scope {totals['cases']}, passed {totals['passed']}, failed {totals['failed']}, "
+          f"out of scope {totals['out_of_scope']}, cuda {totals['cuda']}; {wall:.0f} s")
+
+
+def write_known_failures(runs):
+    """tests/warp_suite/known_failures.json: the items that failed in this run (with their
+    cause), which the normal suite expects to fail (``xfail``, not strict: a case that starts
+    passing shows as XPASS; one that passed and fails now is a failure)."""
+    known = {}
+    for name, results, problem, _ in sorted(runs.values()):
+        failed = {case: cause for case, (status, cause) in (results or {}).items()
+                  if status == "failed"}
+        if results is None:
+            failed = {"*": f"the file did not run: {problem}"}
+        for case, cause in list(failed.items()):
+            if case.endswith("_cpu"):
+                failed[case[:-len("_cpu")] + "_cuda_0"] = cause
+        if failed:
+            known[name] = dict(sorted(failed.items()))
+    KNOWN_FAILURES.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+
+
+def write_doc(manifest, rows, causes, totals, wall, jobs):
+    lines = [
+        "<!-- generated by `python tools/port_warp_tests.py --report`; do not edit by hand -->",
+        f"Warp {manifest['warp_version']}'s tests, ported; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+        f"{wall:.0f} s wall with {jobs} files at a time (one pytest process per file).",
+        "",
+        f"**In-scope CPU cases: {totals['cases']}; passed {totals['passed']} "
+        f"({100.0 * totals['passed'] / max(totals['cases'], 1):.1f} %), failed {totals['failed']}"
+        + (f", skipped {totals['skipped']}" if totals["skipped"] else "")
+        + f".** Out of scope: {totals['out_of_scope']}. CUDA cases (skipped without a GPU): "
+        f"{totals['cuda']}.",
+        "",
+        "Columns: in-scope CPU cases, of which passed, failed, and skipped by the test itself "
+        "(e.g. Warp's own skip without USD); then the cases out of scope, why, and the CUDA "
+        "cases (not run here).",
+        "",
+        "| file | cases | passed | failed | skipped | out of scope | reason out of scope "
+        "| CUDA cases | time (s) |",
+        "|---|---:|---:|---:|---:|---:|---|---:|---:|",
+    ]
+    for rel, row, oos, elapsed in rows:
+        lines.append(f"| {rel} | {row['cases']} | {row['passed']} | {row['failed']} | "
+                     f"{row['skipped']} | {row['out_of_scope']} | {oos} | {row['cuda']} | "
+                     f"{elapsed:.0f} |")
+    lines.append(f"| **total** | {totals['cases']} | {totals['passed']} | {totals['failed']} | "
+                 f"{totals['skipped']} | {totals['out_of_scope']} | | {totals['cuda']} | |")
+    lines += ["", "### Failing cases, grouped by cause", ""]
+    for cause, cases in sorted(causes.items(), key=lambda kv: -len(kv[1])):
+        cause_text = " ".join(cause.split()).replace("|", "\\|").replace("`", "'")
+        shown = ", ".join(f"`{c.split('::')[0][5:-3]}::{c.split('::')[1]}`" for c in cases[:6])
+        more = f" and {len(cases) - 6} more" if len(cases) > 6 else ""
+        lines.append(f"- **{len(cases)}** — `{cause_text}`: {shown}{more}")
+    lines += ["", "### Files left out", "", "| file | reason |", "|---|---|"]
+    for rel, reason in manifest["left_out"].items():
+        lines.append(f"| {rel} | {reason} |")
+    block = "\n".join(lines)
+    doc = DOC.read_text()
+    begin, end = "<!-- report:begin -->", "<!-- report:end -->"
+    doc = doc[:doc.index(begin) + len(begin)] + "\n" + block + "\n" + doc[doc.index(end):]
+    DOC.write_text(doc)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--report", action="store_true", help="run the ported suite and "
+                        "write the table into docs/warp-compatibility.md")
+    parser.add_argument("--check", action="store_true", help="verify that tests/warp_suite/ "
+                        "is exactly what this script generates (exit status 1 if not)")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--timeout", type=int, default=900, help="seconds per file (report)")
+    parser.add_argument("only", nargs="*", help="only files whose path contains one of these")
+    args = parser.parse_args()
+    if args.check:
+        problems = check()
+        print("\n".join(problems) or "tests/warp_suite/ is up to date")
+        raise SystemExit(1 if problems else 0)
+    if args.report:
+        report(args.jobs, args.timeout, args.only)
+    else:
+        port(args.jobs, args.only)
+
+
+if __name__ == "__main__":
+    main()
