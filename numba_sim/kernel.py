@@ -73,12 +73,29 @@ def _with_overloads(fn, dispatcher):
     return dispatcher
 
 
+class KernelModule:
+    """Warp's ``kernel.module``: the kernel's Python module name and Warp's module options
+    (numba_sim compiles each kernel on its own: the options are kept, as Warp code and
+    tests read them, and change nothing but ``enable_backward``, kept for the adjoint)."""
+
+    def __init__(self, name):
+        self.name = name
+        self.options = {"enable_backward": True, "max_unroll": 16, "fast_math": False,
+                        "mode": "release"}
+
+    def __repr__(self):
+        return f"<numba_sim kernel module {self.name}>"
+
+
 class Kernel:
     """A ``@sim.kernel``: launched with :func:`numba_sim.launch` over a grid of threads."""
 
-    def __init__(self, fn, enable_backward=None, annotations=None, body=None):
+    def __init__(self, fn, enable_backward=None, annotations=None, body=None, options=None):
         self.enable_backward = enable_backward
         """Warp's option, kept for the adjoint (True unless given as False)."""
+        self.options = dict(options or {})
+        """Warp's ``kernel.options``: the options given to ``@sim.kernel(...)``."""
+        self.module = KernelModule(fn.__module__)
         signature = inspect.signature(fn)
         for p in signature.parameters.values():
             if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
@@ -194,7 +211,8 @@ def _add_overload(generic, arg_types, where):
     for made in generic.overloads:
         if [p.annotation for p in made.parameters] == [annotations.get(n) for n in names]:
             return made
-    made = Kernel(generic.py_func, generic.enable_backward, annotations, generic.body)
+    made = Kernel(generic.py_func, generic.enable_backward, annotations, generic.body,
+                  generic.options)
     generic.overloads.append(made)
     return made
 
@@ -204,8 +222,8 @@ def kernel(fn=None, **options):
     options: see :data:`WARP_KERNEL_OPTIONS`)."""
     _check_options("kernel", options, WARP_KERNEL_OPTIONS)
     if fn is None:
-        return lambda f: Kernel(f, enable_backward=options.get("enable_backward"))
-    return Kernel(fn, enable_backward=options.get("enable_backward"))
+        return lambda f: Kernel(f, enable_backward=options.get("enable_backward"), options=options)
+    return Kernel(fn, enable_backward=options.get("enable_backward"), options=options)
 
 
 __all__ = ["Func", "Kernel", "func", "kernel", "overload"]

@@ -164,3 +164,16 @@ def test_a_definition_with_the_same_annotations_replaces_that_overload():
     twice = namespace["twice"]
     assert len(twice.members) == 2
     assert twice(2) == 6 and twice(2.0) == 4.0
+
+
+def test_warps_kernel_options_and_module_are_readable():
+    """Warp code reads ``kernel.options`` and ``kernel.module.options`` (Warp's own tests do)."""
+    @sim.kernel(enable_backward=False)
+    def k(a: sim.array(dtype=float)):
+        a[sim.tid()] = 1.0
+
+    assert k.options == {"enable_backward": False} and k.enable_backward is False
+    assert add_value.options == {}
+    assert add_value.module.name == __name__
+    assert add_value.module.options["enable_backward"] is True
+    assert fill_int.options == fill.options
