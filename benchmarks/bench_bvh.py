@@ -1,9 +1,10 @@
 """Bvh benchmark (issue 9), side by side in one run.
 
-200,000 random boxes (centres uniform in the unit cube, half-sizes uniform in
-[0.001, 0.005]), built with SAH and with median splits; on each tree, the
-overlap query of every box (each box's own box) and 100,000 rays (starts in
-the unit cube, random directions, all boxes met counted). Compared:
+200,000 random boxes of mixed sizes (centres uniform in the unit cube, half-sizes
+log-uniform in [0.0005, 0.02], a 40x range, per axis), built with SAH and with median
+splits; on each tree, 200,000 independent query boxes drawn the same way (other seed), each
+counting the boxes it overlaps, and 100,000 rays (starts in the unit cube, directions
+uniform over the sphere, all boxes met counted). Compared:
 
 * numba_sim: ``sim.Bvh`` (all cores) and ``@njit(parallel=True)`` loops using
   ``sim.bvh_query_aabb`` / ``sim.bvh_query_ray`` (also with one thread);
@@ -11,20 +12,24 @@ the unit cube, random directions, all boxes met counted). Compared:
   kernels.
 
 Counts are checked to agree. The contestants take turns, round after round,
-and the medians over rounds and their ratios are printed.
+and the medians over rounds and their ratios are printed, per core (one thread
+each) and on all cores.
 
-    python benchmarks/bench_bvh.py [--boxes 200000] [--rays 100000] [--repeat 5]
+    python benchmarks/bench_bvh.py [--boxes 200000] [--rays 100000] [--repeat 5] [--json FILE]
 """
 
 import argparse
-import importlib
-import importlib.util
+import os
+import sys
 
 import numba
 import numpy as np
 
-import numba_sim as sim
-from bench_hash_grid import interleaved_medians, one_thread
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import (cpu_warp, finish, interleaved_medians, load_average,  # noqa: E402
+                    timed_both_ways, versus_warp_table)
+
+import numba_sim as sim  # noqa: E402
 
 CONSTRUCTORS = ("sah", "median")
 
@@ -54,7 +59,7 @@ def count_ray_hits(bvh, starts, directions, counts):
 def random_boxes(n, seed=0):
     rng = np.random.default_rng(seed)
     centres = rng.uniform(0.0, 1.0, (n, 3)).astype(np.float32)
-    half = rng.uniform(0.001, 0.005, (n, 3)).astype(np.float32)
+    half = np.exp(rng.uniform(np.log(0.0005), np.log(0.02), (n, 3))).astype(np.float32)
     return centres - half, centres + half
 
 
@@ -64,16 +69,16 @@ def random_rays(n, seed=1):
             rng.normal(size=(n, 3)).astype(np.float32))
 
 
-def numba_sim_runners(lowers, uppers, starts, directions, constructor):
+def numba_sim_runners(lowers, uppers, queries, starts, directions, constructor):
     trees = {"bvh": sim.Bvh(lowers, uppers, constructor=constructor)}
-    overlaps = np.zeros(len(lowers), np.int32)
+    overlaps = np.zeros(len(queries[0]), np.int32)
     hits = np.zeros(len(starts), np.int32)
 
     def build():
         trees["bvh"] = sim.Bvh(lowers, uppers, constructor=constructor)
 
     def overlap():
-        count_overlaps(trees["bvh"], lowers, uppers, overlaps)
+        count_overlaps(trees["bvh"], queries[0], queries[1], overlaps)
 
     def rays():
         count_ray_hits(trees["bvh"], starts, directions, hits)
@@ -81,16 +86,7 @@ def numba_sim_runners(lowers, uppers, starts, directions, constructor):
     return {"build": build, "overlap": overlap, "rays": rays}, (overlaps, hits), trees
 
 
-def cpu_warp():
-    """warp-lang, initialized (quietly), or None when it is not installed."""
-    wp = importlib.import_module("warp") if importlib.util.find_spec("warp") else None
-    if wp is not None:
-        wp.config.quiet = True
-        wp.init()
-    return wp
-
-
-def warp_runners(lowers, uppers, starts, directions, constructor):
+def warp_runners(lowers, uppers, queries, starts, directions, constructor):
     """Warp's build and queries on its CPU device, or None without warp-lang."""
     wp = cpu_warp()
     if wp is None:
@@ -122,7 +118,8 @@ def warp_runners(lowers, uppers, starts, directions, constructor):
         return wp.array(values, dtype=wp.vec3, device="cpu")
 
     w_lowers, w_uppers, w_starts, w_directions = map(array, (lowers, uppers, starts, directions))
-    overlaps = wp.zeros(len(lowers), dtype=int, device="cpu")
+    q_lowers, q_uppers = map(array, queries)
+    overlaps = wp.zeros(len(queries[0]), dtype=int, device="cpu")
     hits = wp.zeros(len(starts), dtype=int, device="cpu")
     trees = {"bvh": wp.Bvh(w_lowers, w_uppers, constructor=constructor)}
 
@@ -130,8 +127,8 @@ def warp_runners(lowers, uppers, starts, directions, constructor):
         trees["bvh"] = wp.Bvh(w_lowers, w_uppers, constructor=constructor)
 
     def overlap():
-        wp.launch(warp_overlaps, dim=len(lowers), device="cpu",
-                  inputs=[trees["bvh"].id, w_lowers, w_uppers, overlaps])
+        wp.launch(warp_overlaps, dim=len(queries[0]), device="cpu",
+                  inputs=[trees["bvh"].id, q_lowers, q_uppers, overlaps])
         wp.synchronize_device("cpu")
 
     def rays():
@@ -142,30 +139,16 @@ def warp_runners(lowers, uppers, starts, directions, constructor):
     return {"build": build, "overlap": overlap, "rays": rays}, (overlaps, hits)
 
 
-def print_table(title, times, tasks, warp):
-    print(f"\n== {title}")
-    for name, seconds in times.items():
-        print(f"   {name:34s} {seconds * 1e3:9.2f} ms")
-    if warp:
-        print("   ratios vs Warp (> 1: numba_sim faster)   all threads   1 thread")
-        for task in tasks:
-            ours, single = times[f"numba_sim {task}"], times[f"numba_sim {task} (1 thread)"]
-            theirs = times[f"warp {task}"]
-            print(f"     {task:36s} {theirs / ours:6.2f}x   {theirs / single:8.2f}x")
-
-
 def run(num_boxes, num_rays, repeat):
     lowers, uppers = random_boxes(num_boxes)
+    queries = random_boxes(num_boxes, seed=2)
     starts, directions = random_rays(num_rays)
-    print(f"{num_boxes:,} boxes, {num_rays:,} rays; numba threads: {numba.get_num_threads()}")
+    tables = []
     for constructor in CONSTRUCTORS:
-        runners, (overlaps, hits), trees = numba_sim_runners(lowers, uppers, starts, directions,
-                                                             constructor)
-        timed = {}
-        for task, fn in runners.items():
-            timed[f"numba_sim {task}"] = fn
-            timed[f"numba_sim {task} (1 thread)"] = one_thread(fn)
-        warp = warp_runners(lowers, uppers, starts, directions, constructor)
+        runners, (overlaps, hits), trees = numba_sim_runners(lowers, uppers, queries, starts,
+                                                             directions, constructor)
+        timed = timed_both_ways(runners)
+        warp = warp_runners(lowers, uppers, queries, starts, directions, constructor)
         if warp is not None:
             for task, fn in warp[0].items():
                 timed[f"warp {task}"] = fn
@@ -174,9 +157,14 @@ def run(num_boxes, num_rays, repeat):
             assert np.array_equal(warp[1][0].numpy(), overlaps), "overlap counts differ"
             assert np.array_equal(warp[1][1].numpy(), hits), "ray hit counts differ"
         stats = trees["bvh"].stats()
-        print_table(f"{constructor}: depth {stats.depth}, SAH cost {stats.sah_cost:.1f}; "
-                    f"{overlaps.mean():.2f} overlaps per box, {hits.mean():.2f} boxes per ray",
-                    times, runners, warp is not None)
+        table = versus_warp_table(
+            f"Bvh ({constructor}): {num_boxes:,} boxes of mixed sizes, {num_boxes:,} query "
+            f"boxes, {num_rays:,} rays", times, runners, warp is not None)
+        table.note(f"tree depth {stats.depth}, SAH cost {stats.sah_cost:.1f}; "
+                   f"{overlaps.mean():.2f} overlaps per query box, {hits.mean():.2f} boxes per "
+                   "ray; counts checked equal to Warp's")
+        tables.append(table)
+    return tables
 
 
 def main(argv=None):
@@ -184,8 +172,10 @@ def main(argv=None):
     parser.add_argument("--boxes", type=int, default=200_000)
     parser.add_argument("--rays", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", help="also write the tables to this file (python -m benchmarks)")
     args = parser.parse_args(argv)
-    run(args.boxes, args.rays, args.repeat)
+    before = load_average()
+    finish(run(args.boxes, args.rays, args.repeat), args, before)
 
 
 if __name__ == "__main__":

@@ -20,13 +20,18 @@ noisy; never read a lone absolute time).
 """
 
 import argparse
-import time
+import os
+import sys
 
 import numba
 import numpy as np
 
-import numba_sim as sim
-from numba_sim import spatial
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import (cpu_warp, finish, interleaved_medians, load_average, ms,  # noqa: E402
+                    ratio, timed_both_ways, versus_warp_table)
+
+import numba_sim as sim  # noqa: E402
+from numba_sim import spatial  # noqa: E402
 
 DENSITY = 20_000.0
 RADIUS = 0.05
@@ -54,37 +59,6 @@ def uniform_points(n, seed=0):
     return np.random.default_rng(seed).uniform(0.0, side, size=(n, 3)).astype(np.float32)
 
 
-def one_thread(fn):
-    """``fn`` run with a single Numba thread."""
-
-    def run():
-        threads = numba.get_num_threads()
-        numba.set_num_threads(1)
-        try:
-            fn()
-        finally:
-            numba.set_num_threads(threads)
-
-    return run
-
-
-def interleaved_medians(runners, repeat):
-    """Median time of each runner, the runners taking turns round after round.
-
-    Taking turns spreads the machine's load changes over all of them, so the
-    ratios stay meaningful on a noisy machine.
-    """
-    for fn in runners.values():
-        fn()  # warm up (compiles)
-    samples = {name: [] for name in runners}
-    for _ in range(repeat):
-        for name, fn in runners.items():
-            start = time.perf_counter()
-            fn()
-            samples[name].append(time.perf_counter() - start)
-    return {name: float(np.median(times)) for name, times in samples.items()}
-
-
 def numba_sim_runners(points):
     grid = spatial.HashGrid(DIMS, DIMS, DIMS)
     counts = np.zeros(len(points), dtype=np.int32)
@@ -102,12 +76,9 @@ def numba_sim_runners(points):
 
 def warp_runners(points):
     """Warp's build and query on its CPU device, or None without warp-lang."""
-    try:
-        import warp as wp
-    except ImportError:
+    wp = cpu_warp()
+    if wp is None:
         return None
-    wp.config.quiet = True
-    wp.init()
 
     @wp.kernel
     def warp_count(grid: wp.uint64, points: wp.array(dtype=wp.vec3), radius: float,
@@ -152,56 +123,41 @@ def kdtree_runner(points):
 
 def run_size(n, repeat):
     points = uniform_points(n)
-    threads = numba.get_num_threads()
-    print(f"\n== {n:,} points, side {(n / DENSITY) ** (1 / 3):.3f}, radius {RADIUS}, "
-          f"{DIMS}^3 cells; numba threads: {threads}")
     build, query, counts = numba_sim_runners(points)
-    runners = {
-        "numba_sim build": build,
-        "numba_sim query": query,
-        "numba_sim build (1 thread)": one_thread(build),
-        "numba_sim query (1 thread)": one_thread(query),
-    }
+    runners = timed_both_ways({"build": build, "query": query})
     warp = warp_runners(points)
     if warp is not None:
-        warp_build, warp_query, warp_counts = warp
-        runners["warp build"] = warp_build
-        runners["warp query"] = warp_query
+        runners["warp build"], runners["warp query"], warp_counts = warp
     kdtree, kd_result = kdtree_runner(points)
     runners["cKDTree build+query"] = kdtree
     times = interleaved_medians(runners, repeat)
 
-    print(f"   mean neighbours per point (self included): {counts.mean():.2f}")
     if warp is not None:
         assert np.array_equal(warp_counts.numpy(), counts), "Warp and numba_sim counts differ"
     # float64 distances in cKDTree: points right at the radius may differ
     mismatch = np.count_nonzero(kd_result["counts"] != counts)
     assert mismatch <= n * 1e-4, f"cKDTree and numba_sim counts differ for {mismatch} points"
 
-    for name, seconds in times.items():
-        print(f"   {name:32s} {seconds * 1e3:9.2f} ms")
+    table = versus_warp_table(
+        f"HashGrid: {n:,} uniform points, side {(n / DENSITY) ** (1 / 3):.3f}, radius {RADIUS}, "
+        f"{DIMS}^3 cells, {counts.mean():.2f} neighbours per point", times, ("build", "query"),
+        warp is not None)
     ours_total = times["numba_sim build"] + times["numba_sim query"]
-    ratios = [("build+query vs cKDTree", times["cKDTree build+query"] / ours_total)]
-    if warp is not None:
-        ratios = [
-            ("query vs Warp", times["warp query"] / times["numba_sim query"]),
-            ("build vs Warp", times["warp build"] / times["numba_sim build"]),
-            ("query vs Warp, 1 thread", times["warp query"] / times["numba_sim query (1 thread)"]),
-            ("build vs Warp, 1 thread", times["warp build"] / times["numba_sim build (1 thread)"]),
-        ] + ratios
-    print("   ratios (> 1: numba_sim faster)")
-    for name, ratio in ratios:
-        print(f"     {name:28s} {ratio:6.2f}x")
-    return times
+    table.note(f"scipy cKDTree build + query_ball_point (workers=-1, all cores): "
+               f"{ms(times['cKDTree build+query'])}, numba_sim build + query on all cores "
+               f"{ratio(times['cKDTree build+query'], ours_total)} faster")
+    table.note("counts checked equal to Warp's (and to cKDTree's but for points at the radius)")
+    return table
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", help="also write the tables to this file (python -m benchmarks)")
     args = parser.parse_args(argv)
-    for n in args.sizes:
-        run_size(n, args.repeat)
+    before = load_average()
+    finish([run_size(n, args.repeat) for n in args.sizes], args, before)
 
 
 if __name__ == "__main__":

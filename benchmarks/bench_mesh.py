@@ -13,9 +13,9 @@ from points uniform in that ball, in random directions (closest hit, max_t
 
 Distances, signs (away from the surface) and ray hits are checked to agree.
 The contestants take turns, round after round, and the medians over rounds
-and their ratios are printed.
+and their ratios are printed, per core (one thread each) and on all cores.
 
-    python benchmarks/bench_mesh.py [--level 7] [--queries 100000] [--repeat 5]
+    python benchmarks/bench_mesh.py [--level 7] [--queries 100000] [--repeat 5] [--json FILE]
 """
 
 import argparse
@@ -25,12 +25,13 @@ import sys
 import numba
 import numpy as np
 
-import numba_sim as sim
-from bench_bvh import cpu_warp, print_table
-from bench_hash_grid import interleaved_medians, one_thread
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "tests")]
 from mesh_shapes import icosphere  # noqa: E402
+from report import (cpu_warp, finish, interleaved_medians, load_average,  # noqa: E402
+                    timed_both_ways, versus_warp_table)
+
+import numba_sim as sim  # noqa: E402
 
 MAX_DIST = 10.0
 MAX_T = 100.0
@@ -132,13 +133,8 @@ def run(level, num_queries, repeat):
     queries = ball(num_queries, 1.5, seed=0)
     starts = ball(num_queries, 1.5, seed=1)
     directions = np.random.default_rng(2).normal(size=(num_queries, 3)).astype(np.float32)
-    print(f"icosphere: {len(faces):,} triangles, {len(points):,} points; {num_queries:,} "
-          f"closest points, {num_queries:,} rays; numba threads: {numba.get_num_threads()}")
     runners, (distances, hits) = numba_sim_runners(points, faces, queries, starts, directions)
-    timed = {}
-    for task, fn in runners.items():
-        timed[f"numba_sim {task}"] = fn
-        timed[f"numba_sim {task} (1 thread)"] = one_thread(fn)
+    timed = timed_both_ways(runners)
     warp = warp_runners(points, faces, queries, starts, directions)
     if warp is not None:
         for task, fn in warp[0].items():
@@ -151,9 +147,14 @@ def run(level, num_queries, repeat):
         assert np.array_equal(np.sign(distances[away]), np.sign(warp_distances[away])), \
             "signs differ"
         assert np.allclose(hits, warp_hits, rtol=1e-4, atol=1e-6), "ray hits differ"
-    inside = (distances < 0).mean()
-    print_table(f"{inside:.1%} of the query points inside; {(hits != 0).mean():.1%} of the "
-                "rays hit", times, runners, warp is not None)
+    table = versus_warp_table(
+        f"Mesh: icosphere of {len(faces):,} triangles; {num_queries:,} closest points and "
+        f"{num_queries:,} rays from points uniform in the ball of radius 1.5", times, runners,
+        warp is not None)
+    table.note(f"{(distances < 0).mean():.1%} of the query points inside, "
+               f"{(hits != 0).mean():.1%} of the rays hit; distances, signs and hits checked "
+               "equal to Warp's")
+    return [table]
 
 
 def main(argv=None):
@@ -161,8 +162,10 @@ def main(argv=None):
     parser.add_argument("--level", type=int, default=7)
     parser.add_argument("--queries", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", help="also write the tables to this file (python -m benchmarks)")
     args = parser.parse_args(argv)
-    run(args.level, args.queries, args.repeat)
+    before = load_average()
+    finish(run(args.level, args.queries, args.repeat), args, before)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
 """Command line: ``python -m numba_sim`` (also installed as ``numba-sim``).
 
     numba-sim run NAME [--device cpu|cuda] [--frames N] [--out FILE]
-                            run a demo (particles, dem, sph) and write a PNG or a GIF
+                            run a demo (particles, dem, sph, cloth, softbody) and write
+                            a PNG or a GIF
     numba-sim info          versions, threading, CUDA devices, toolkit libraries, cache
     numba-sim cache clear   empty the compilation cache
 """
 
 import argparse
+import os
 import sys
 import time
 
@@ -44,13 +46,28 @@ def _cuda_report():
     return lines
 
 
+@numba.njit(parallel=True)
+def _touch_every_thread(n):
+    total = 0
+    for i in numba.prange(n):
+        total += i
+    return total
+
+
+def _threading_layer_in_use():
+    """The layer Numba really loaded: it loads one at the first parallel launch, so run one."""
+    _touch_every_thread(numba.config.NUMBA_NUM_THREADS * 4)
+    return numba.threading_layer()
+
+
 def info():
     files, size = cache.cache_size()
     lines = [
         f"numba_sim {numba_sim.__version__} (Python {sys.version.split()[0]})",
         f"  numba {numba.__version__}, numpy {np.__version__}",
-        f"  threading layer: {numba.config.THREADING_LAYER} requested, "
-        f"{numba.config.NUMBA_NUM_THREADS} CPU threads",
+        f"  threading layer: {_threading_layer_in_use()} in use "
+        f"({numba.config.THREADING_LAYER} requested), {numba.config.NUMBA_NUM_THREADS} CPU "
+        "threads",
         f"  host library: {_host_library()}",
         *_cuda_report(),
         f"  cache directory: {native.cache_dir()} ({files} files, {size / 1e6:.1f} MB)"
@@ -71,7 +88,7 @@ def cache_clear():
     print(f"removed {removed} files from {native.cache_dir()}")
 
 
-DEFAULT_FRAMES = {"particles": 120, "dem": 36, "sph": 2}
+DEFAULT_FRAMES = {"particles": 120, "dem": 36, "sph": 2, "cloth": 90, "softbody": 90}
 """Frames each demo runs by default (the DEM default finishes within 2 minutes on 2 cores)."""
 
 
@@ -98,29 +115,72 @@ def run(name, device, frames, out):
         if animate:
             recorded.append(example.positions())
     title = f"{example_class.title}, t = {example.sim_time:.2f} s"
+    triangles = example.triangles() if hasattr(example, "triangles") else None
     if animate:
-        render.save_animation(recorded, out, title=example_class.title)
+        render.save_animation(recorded, out, title=example_class.title, triangles=triangles)
     else:
-        render.save_picture(example.positions(), out, title=title)
+        render.save_picture(example.positions(), out, title=title, triangles=triangles)
+    out = os.path.abspath(out)
     steady = sorted(step_times[1:])[len(step_times[1:]) // 2] if len(step_times) > 1 else step_times[0]
     print(f"{frames} frames in {time.perf_counter() - start:.1f} s (first frame, with compilation: "
           f"{step_times[0]:.2f} s; median frame: {steady:.3f} s); wrote {out}")
     return out
 
 
+def _demo_defaults():
+    """The ``run --help`` epilog: each demo's default frames and output file."""
+    lines = ["demos (default frames, default output):"]
+    for name in examples.EXAMPLES:
+        frames = DEFAULT_FRAMES.get(name, 10)
+        lines.append(f"  {name:10s} {frames:4d} frames, "
+                     f"{name}.{'gif' if frames > 1 and name == 'particles' else 'png'}")
+    return "\n".join(lines)
+
+
+def _check_run_arguments(parser, args):
+    """A one-line error (argparse's, exit status 2) for each bad ``run`` argument, before
+    anything is simulated."""
+    try:
+        kind, _ = numba_sim.arrays.parse_device(args.device)
+    except (TypeError, ValueError):
+        parser.error(f"argument --device: expected cpu, cuda or cuda:N, got {args.device!r}")
+    if kind == "cuda":
+        from numba import cuda
+
+        if not cuda.is_available():
+            parser.error(f"argument --device: no CUDA GPU is available (asked for "
+                         f"{args.device!r}); use --device cpu")
+    if args.frames is not None and args.frames < 1:
+        parser.error(f"argument --frames: expected a number of frames >= 1, got {args.frames}")
+    if args.out is not None:
+        extension = os.path.splitext(args.out)[1].lower()
+        if extension not in (".png", ".gif"):
+            parser.error(f"argument --out: expected a .png or .gif file, got {args.out!r}")
+        directory = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
+            parser.error(f"argument --out: cannot write into {directory!r} (no such directory, "
+                         "or not writable)")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="numba-sim", description="numba_sim command line")
     commands = parser.add_subparsers(dest="command", required=True)
-    run_parser = commands.add_parser("run", help="run a demo and write a picture or animation")
-    run_parser.add_argument("name", choices=["particles", "dem", "sph"])
+    run_parser = commands.add_parser(
+        "run", help="run a demo and write a picture or animation", epilog=_demo_defaults(),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    run_parser.add_argument("name", choices=list(examples.EXAMPLES))
     run_parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
-    run_parser.add_argument("--frames", type=int, default=None, help="frames to simulate")
-    run_parser.add_argument("--out", default=None, help="output file: .png picture or .gif animation")
+    run_parser.add_argument("--frames", type=int, default=None,
+                            help="frames to simulate (default: the demo's, below)")
+    run_parser.add_argument("--out", default=None,
+                            help="output file: .png picture or .gif animation "
+                                 "(default: NAME.png, particles.gif)")
     commands.add_parser("info", help="versions, threading, CUDA devices and the cache")
     cache_parser = commands.add_parser("cache", help="manage the compilation cache")
     cache_parser.add_argument("action", choices=["clear"])
     args = parser.parse_args(argv)
     if args.command == "run":
+        _check_run_arguments(run_parser, args)
         run(args.name, args.device, args.frames, args.out)
     elif args.command == "info":
         info()

@@ -395,6 +395,8 @@ def host_array(data=None, dtype=None, shape=None, device=None, ndim=None, requir
     kind, ordinal = parse_device(current_device() if device is None else device)
     if device_of(data) == "cuda" and kind == "cpu":
         data = to_numpy(data)
+    if hasattr(dtype, "_records") and device_of(data) is None:  # structs -> their records
+        data, copy = dtype._records(data), False
     if kind == "cpu" or device_of(data) != "cuda":
         host = np.array(data, dtype=scalar, copy=builtins.bool(copy) or None)
     else:

@@ -77,11 +77,11 @@ def package_fingerprint():
     return hasher.hexdigest()
 
 
-def _code_names(code):
+def code_names(code):
     names = set(code.co_names) | set(code.co_freevars)
     for const in code.co_consts:
         if isinstance(const, pytypes.CodeType):
-            names |= _code_names(const)
+            names |= code_names(const)
     return names
 
 
@@ -111,7 +111,7 @@ class _Digest:
         else:
             self.raises = self.raises or "raise" in source
             self.update(source)
-        names = _code_names(original.__code__)
+        names = code_names(original.__code__)
         namespace = function_namespace(original)
         for name in sorted(names):
             if name in namespace:

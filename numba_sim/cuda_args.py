@@ -6,9 +6,9 @@ takes value types is declared ``@cuda.jit(extensions=[sim.cuda_args])``
 scalar components, which is exactly how its data model flattens it.
 """
 
-import numpy as np
 from numba.core import types
 
+from numba_sim import structs
 from numba_sim.typing.structs import StructType
 from numba_sim.typing.value_types import ValueType
 
@@ -41,19 +41,11 @@ class CudaArgs:
 
 
 def _array_argument(array_type, value):
-    """A CUDA array field flattened exactly as the Array data model passes it."""
-    interface = value.__cuda_array_interface__
-    element = array_type.dtype
-    trailing = len(element.shape) if isinstance(element, ValueType) else 0
-    shape = tuple(interface["shape"])
-    itemsize = np.dtype(interface["typestr"]).itemsize
-    strides = interface.get("strides") or tuple(
-        int(np.prod(shape[k + 1:], dtype=np.int64)) * itemsize for k in range(len(shape)))
-    outer_shape = shape[: len(shape) - trailing]
-    element_size = int(np.prod(shape[len(outer_shape):], dtype=np.int64)) * itemsize
-    nitems = int(np.prod(outer_shape, dtype=np.int64))
-    values = (0, 0, nitems, element_size, interface["data"][0], *outer_shape,
-              *strides[: len(outer_shape)])
+    """A CUDA array field (None: a null array) flattened exactly as the Array data model
+    passes it: the descriptor a struct array's record holds (structs.array_descriptor)."""
+    meminfo, parent, nitems, itemsize, data, shape, strides = \
+        structs.array_descriptor(array_type, value)
+    values = (meminfo, parent, nitems, itemsize, data, *shape, *strides)
     return types.UniTuple(types.intp, len(values)), values
 
 
@@ -63,7 +55,7 @@ def _struct_argument(converter, struct_type, value):
     for name, field_type in struct_type.fields:
         item = getattr(value, name)
         if isinstance(field_type, types.Array):
-            if item is None or not hasattr(item, "__cuda_array_interface__"):
+            if item is not None and not hasattr(item, "__cuda_array_interface__"):
                 raise TypeError(f"{struct_type.python_class.__name__}.{name}: a struct passed "
                                 f"to a CUDA kernel needs CUDA arrays, got {type(item).__name__}")
             field_type, item = _array_argument(field_type, item)

@@ -5,7 +5,7 @@ kernel gets a generated ``fast_launch(dim, inputs, outputs, device, stream)``
 that does, in straight-line code, what ``sim.launch`` would do for the same
 kinds of arguments: it checks every argument as the parameter binding does
 (array class, dtype, dims, trailing shape, contiguity; exact scalar and value
-types), packs the same leaves as the prepared launch into its buffer and calls
+types; the launch size against the arrays indexed with the thread index), packs the same leaves as the prepared launch into its buffer and calls
 ``cuLaunchKernel``. Anything else (another device, an explicit stream,
 ``outputs``, other types, debug mode, a value out of range) returns False, and
 ``sim.launch`` takes its full path, which also gives the errors.
@@ -16,7 +16,7 @@ import struct
 import numpy as np
 from numba.core import types
 
-from numba_sim import config, cuda_launch, cuda_runtime
+from numba_sim import config, cuda_launch, cuda_runtime, structure_ids
 from numba_sim.typing.value_types import ValueType
 
 MAX_THREADS = 2**31 - 1
@@ -68,6 +68,14 @@ def make(kernel, prepared, arguments, device, block_size):
             leaves.append(f"*{name}._storage.ravel().tolist()")
         else:
             return None
+    for position, kind, through_elements in kernel.structure_ids:  # structure_ids.py
+        if through_elements:
+            continue  # ids in a CUDA array are not read back (as on the full path)
+        checks.append(f"not _is_live(a{position}, {kind!r})")
+    namespace["_is_live"] = structure_ids.is_live
+    for position, array_axis, launch_axis in kernel.tid_indexed:  # launch_bounds.py
+        if launch_axis == 0:
+            checks.append(f"dim > a{position}.shape[{array_axis}]")  # the full path says why
     names = ", ".join(f"a{k}" for k in range(len(kernel.parameters)))
     unpack = f"({names},) = inputs" if kernel.parameters else "pass"
     lines = [

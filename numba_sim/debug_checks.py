@@ -1,7 +1,12 @@
 """Debug-mode checks (``sim.config.mode = "debug"``): generated Numba functions that
 check an index against an array parameter's bounds before an access, and the
-stored element for NaN after a store.  Their messages name the kernel and the
-parameter, and carry the index (and extent) as exception arguments.
+stored element for NaN after a store.
+
+Compiled code cannot format a message, so a check raises ``(template, line, values...)``:
+a template naming the kernel and the parameter, the source line of the access, and the
+index (and extent). ``errors.debug_error`` turns that into a sentence with the source line
+when the launch fails; on CUDA (constant exception arguments only) the template is raised
+with the line filled in and no values.
 """
 
 import functools
@@ -54,13 +59,17 @@ def _indices(count):
 
 @functools.cache
 def index_check(where, name, count, target="cpu"):
-    """``check(a, i0, ...)``: IndexError naming *where* and *name* when out of bounds;
-    returns the index (``i0`` or the tuple), so that ``a[check(a, i)]`` is a checked load."""
-    message = f"{where}: index out of bounds for array parameter '{name}' (index, extent follow)"
-    lines = [f"def check(a, {_indices(count)}):"]
+    """``check(a, line, i0, ...)``: IndexError naming *where* and *name* when out of bounds;
+    returns the index (``i0`` or the tuple), so that ``a[check(a, line, i)]`` is a checked
+    load."""
+    message = (f"{where}: index {{index}} is out of bounds for array parameter '{name}' "
+               f"(extent {{extent}} in dimension {{dimension}})" if target == "cpu" else
+               f"{where}: index out of bounds for array parameter '{name}'")
+    lines = [f"def check(a, line, {_indices(count)}):"]
     for k in range(count):
         lines += [f"    if i{k} < 0 or i{k} >= a.shape[{k}]:",
-                  f"        raise IndexError(MESSAGE, i{k}, a.shape[{k}])" if target == "cpu" else
+                  f"        raise IndexError(MESSAGE, line, i{k}, a.shape[{k}], {k})"
+                  if target == "cpu" else
                   "        raise IndexError(MESSAGE)"]  # numba-cuda: constant exception arguments
     lines.append(f"    return {_indices(count)}")
     return _compile(lines, message)
@@ -68,14 +77,20 @@ def index_check(where, name, count, target="cpu"):
 
 @functools.cache
 def nan_check(where, name, count, target="cpu"):
-    """``check(a, i0, ...)``: FloatingPointError naming *where* and *name* when a NaN was stored."""
-    message = f"{where}: NaN stored in array parameter '{name}' at the index that follows"
+    """``check(a, line, i0, ...)``: FloatingPointError naming *where* and *name* when a NaN
+    was stored."""
+    message = f"{where}: NaN stored in array parameter '{name}'" + \
+        (" at index {index}" if target == "cpu" else "")
     index = _indices(count)
-    lines = [f"def check(a, {index}):",
+    lines = [f"def check(a, line, {index}):",
              f"    if not has_no_nan(a[{index}]):",
-             f"        raise FloatingPointError(MESSAGE, {index})" if target == "cpu" else
+             f"        raise FloatingPointError(MESSAGE, line, ({index},))" if target == "cpu" else
              "        raise FloatingPointError(MESSAGE)"]
     return _compile(lines, message)
+
+
+FIELDS = {IndexError: ("index", "extent", "dimension"), FloatingPointError: ("index",)}
+"""What a check raises after (template, line): the values its template names."""
 
 
 def _compile(lines, message):

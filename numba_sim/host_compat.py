@@ -1,16 +1,21 @@
 """Warp's host spellings that map cleanly onto numba_sim: ``sim.constant``,
-``sim.get_device`` / ``sim.ScopedDevice`` and ``sim.ScopedTimer``.
+``sim.get_device`` / ``sim.ScopedDevice``, ``sim.ScopedTimer`` and Warp's module API
+(``sim.get_module``, ``sim.load_module``, ``sim.get_module_options``,
+``sim.set_module_options``: kernel.py's `KernelModule`).
 
 numba_sim names devices by strings ("cpu", "cuda", "cuda:N"); `Device` is such a
 string that also answers Warp's ``Device`` attributes (``is_cpu``, ``is_cuda``,
 ``ordinal``, ``alias``), so it is accepted wherever a device string is.
 """
 
+import os
 import sys
 import threading
 import time
+import types
 
 from numba_sim import arrays
+from numba_sim.kernel import KernelModule
 from numba_sim.launcher import synchronize
 
 
@@ -60,6 +65,39 @@ class Device(str):
         if self == "cpu":
             return 0
         return int(arrays.cupy_module().cuda.Device(self.ordinal).compute_capability)
+
+    def _cuda_attribute(self, name):
+        return int(arrays.cupy_module().cuda.Device(self.ordinal).attributes[name])
+
+    @property
+    def sm_count(self):
+        """Warp's ``Device.sm_count``: the GPU's multiprocessors, 0 on the CPU."""
+        return 0 if self == "cpu" else self._cuda_attribute("MultiProcessorCount")
+
+    @property
+    def max_shared_memory_per_block(self):
+        """Warp's ``Device.max_shared_memory_per_block`` in bytes, 0 on the CPU."""
+        return 0 if self == "cpu" else self._cuda_attribute("MaxSharedMemoryPerBlock")
+
+    def _memory_info(self):
+        """(free, total) bytes: the host's physical memory (the OS's count) on the CPU, the
+        GPU's (the CUDA runtime's) on CUDA."""
+        if self == "cpu":
+            page = os.sysconf("SC_PAGE_SIZE")
+            return page * os.sysconf("SC_AVPHYS_PAGES"), page * os.sysconf("SC_PHYS_PAGES")
+        cupy = arrays.cupy_module()
+        with cupy.cuda.Device(self.ordinal):
+            return cupy.cuda.runtime.memGetInfo()
+
+    @property
+    def free_memory(self):
+        """Warp's ``Device.free_memory`` in bytes."""
+        return int(self._memory_info()[0])
+
+    @property
+    def total_memory(self):
+        """Warp's ``Device.total_memory`` in bytes."""
+        return int(self._memory_info()[1])
 
     def __repr__(self):
         return f"Device({str(self)!r})"
@@ -180,3 +218,61 @@ class ScopedTimer:
                 sys.stdout.write(line + "\n")
             self._indent(-1)
         return False
+
+
+# --------------------------------------------------------------------------
+# Warp's module API
+
+
+Module = KernelModule
+"""Warp's ``wp.Module``."""
+
+
+def get_module(name):
+    """Warp's ``wp.get_module(name)``: the `KernelModule` of Python module *name* (made on
+    first use): its kernels and Warp's module options."""
+    return KernelModule.named(name)
+
+
+def _module_named(module, caller_depth):
+    """The `KernelModule` a module argument names: None (the caller's module: the frame
+    *caller_depth* levels up), a `KernelModule`, a Python module or a module name."""
+    if isinstance(module, KernelModule):
+        return module
+    if module is None:
+        return KernelModule.named(sys._getframe(caller_depth).f_globals["__name__"])
+    if isinstance(module, types.ModuleType):
+        return KernelModule.named(module.__name__)
+    if isinstance(module, str):
+        return KernelModule.named(module)
+    raise TypeError(f"module: expected None (the calling module), a module name, a module or "
+                    f"sim.get_module(name), got {module!r}")
+
+
+def get_module_options(module=None):
+    """Warp's ``wp.get_module_options``: the options of *module* (the calling module by
+    default), a dict that changes with them."""
+    return _module_named(module, 2).options
+
+
+def set_module_options(options, module=None):
+    """Warp's ``wp.set_module_options``: update the options of *module* (the calling module
+    by default).  Unknown names are a ValueError; ``mode`` is the mode its kernels compile
+    in (None: ``sim.config.mode``); docs/warp-compatibility.md says what the others do."""
+    _module_named(module, 2).set_options(options)
+
+
+def load_module(module=None, device=None, recursive=False, block_dim=None, max_workers=None):
+    """Warp's ``wp.load_module``: Warp compiles a module's kernels ahead of their launches;
+    numba_sim compiles each kernel at its first launch, for the argument types it is
+    launched with (a compiled kernel is kept in the disk cache), so this checks the
+    arguments and that the module (with *recursive*, or one of its submodules) has
+    kernels, as Warp does, and compiles nothing ahead."""
+    found = _module_named(module, 2)
+    for name in ([device] if isinstance(device, (str, type(None))) else list(device)):
+        get_device(name)
+    modules = [found] + ([m for name, m in KernelModule._named.items()
+                          if name.startswith(found.name + ".")] if recursive else [])
+    if not any(m.kernels for m in modules):
+        raise RuntimeError(f"Module '{found.name}' does not contain any Warp kernels, "
+                           "functions, or structs, or has not been imported yet.")

@@ -7,11 +7,16 @@ and compiling belong to launcher.py, which generates and caches the launchers
 ``kernel.inspect`` hand the kernel to it.
 """
 
+import hashlib
 import inspect
+import weakref
+
+import numpy as np
 
 from numba.core.registry import CPUDispatcher
 
-from numba_sim import kernel_language, launcher
+from numba_sim import (config, kernel_language, kernel_ops, launch_bounds, launcher,
+                       redefinition, structure_ids)
 from numba_sim.func_overloads import FuncOverloads, annotations_of
 from numba_sim.parameters import Parameter
 
@@ -30,6 +35,10 @@ class Func(CPUDispatcher):
     def __repr__(self):
         return f"<numba_sim func {self.py_func.__qualname__}>"
 
+
+Function = Func
+"""Warp's ``wp.Function``, the class of its ``@wp.func`` s (annotations of function-valued
+parameters: ``def apply(g: sim.Function, x: float): return g(x)``)."""
 
 WARP_KERNEL_OPTIONS = frozenset({
     "name", "enable_backward", "launch_bounds", "cuda_max_registers", "enable_cuda_smem_spilling",
@@ -55,10 +64,13 @@ def func(fn=None, **options):
     _check_options("func", options, WARP_FUNC_OPTIONS)
     if fn is None:
         return func
+    redefinition.note_definition(fn)
     body = kernel_language.rewrite(fn, is_kernel=False)
     dispatcher = Func(body, locals={}, targetoptions={"nopython": True, "boundscheck": None})
     dispatcher.__doc__ = fn.__doc__
-    return _with_overloads(fn, dispatcher)
+    result = _with_overloads(fn, dispatcher)
+    kernel_ops.note_user_function(fn.__name__, result)  # Warp's operator overloads
+    return result
 
 
 def _with_overloads(fn, dispatcher):
@@ -74,17 +86,140 @@ def _with_overloads(fn, dispatcher):
 
 
 class KernelModule:
-    """Warp's ``kernel.module``: the kernel's Python module name and Warp's module options
-    (numba_sim compiles each kernel on its own: the options are kept, as Warp code and
-    tests read them, and change nothing but ``enable_backward``, kept for the adjoint)."""
+    """Warp's ``wp.Module`` (``kernel.module``, ``sim.get_module(name)``): the kernels of a
+    Python module (one per name; ``@sim.kernel(module="unique")`` makes one per kernel) and
+    Warp's module options (``sim.set_module_options``).  numba_sim compiles each kernel on
+    its own, at its first launch: the options are Warp's, with Warp's defaults; ``mode``
+    (None: ``sim.config.mode``) is the mode the module's kernels compile in
+    (:meth:`compile_mode`), ``enable_backward`` is kept for the adjoint, and the others
+    configure Warp's own compiler (docs/warp-compatibility.md)."""
 
-    def __init__(self, name):
+    _named = {}
+    """Python module name -> its KernelModule (Warp's ``user_modules``)."""
+
+    def __init__(self, name, loader=None):
+        if not isinstance(name, str):
+            raise TypeError(f"name: expected a module name (str), got {name!r}")
         self.name = name
-        self.options = {"enable_backward": True, "max_unroll": 16, "fast_math": False,
-                        "mode": "release"}
+        self.loader = loader
+        self.options = {
+            "max_unroll": config.max_unroll, "enable_backward": config.enable_backward,
+            "enable_mathdx_gemm": None, "enable_mathdx_solver": None, "enable_mathdx_fft": None,
+            "fast_math": False, "fuse_fp": True, "lineinfo": config.lineinfo,
+            "cuda_output": None, "mode": None, "optimization_level": None,
+            "cpu_compiler_flags": None, "block_dim": 256,
+            "compile_time_trace": config.compile_time_trace, "strip_hash": False,
+            "extra_build_options": None, "deterministic": config.deterministic,
+            "deterministic_max_records": config.deterministic_max_records,
+            "default_grid_stride": None}
+        self.kernels = weakref.WeakSet()
+        """The module's live kernels."""
+
+    @classmethod
+    def named(cls, name):
+        """The module of Python module *name* (made on first use, as Warp's ``get_module``)."""
+        if not isinstance(name, str):
+            raise TypeError(f"name: expected a module name (str), got {name!r}")
+        if name not in cls._named:
+            cls._named[name] = cls(name)
+        return cls._named[name]
+
+    @classmethod
+    def of_kernel(cls, fn, module, module_options):
+        """The module of a kernel defined by *fn* with ``@sim.kernel(module=...,
+        module_options=...)`` (Warp's rules: options only for a ``"unique"`` module)."""
+        if module is None:
+            result = cls.named(fn.__module__)
+        elif module == "unique":
+            result = cls(f"{fn.__module__}.{fn.__qualname__}")
+        elif isinstance(module, str):
+            result = cls.named(module)
+        elif isinstance(module, KernelModule):
+            result = module
+        else:
+            raise TypeError(f"module: expected None, 'unique', a module name or a module "
+                            f"(sim.get_module(name)), got {module!r}")
+        if module_options is not None:
+            where = f"@sim.kernel {fn.__qualname__}: module_options"
+            if not isinstance(module_options, dict):
+                raise TypeError(f"{where}: expected a dict, got {module_options!r}")
+            if module != "unique":
+                raise ValueError(f'{where} requires module="unique" (use '
+                                 f"sim.set_module_options() for a shared module)")
+            result.set_options(module_options, where)
+        return result
+
+    def set_options(self, options, where="options"):
+        """Warp's ``set_module_options``: update the options (known names only)."""
+        if not isinstance(options, dict):
+            raise TypeError(f"{where}: expected a dict of module options, got {options!r}")
+        unknown = sorted(set(options) - set(self.options))
+        if unknown:
+            raise ValueError(f"{where}: unknown module option{'s' if len(unknown) > 1 else ''} "
+                             f"{', '.join(map(repr, unknown))} (Warp's are "
+                             f"{', '.join(sorted(self.options))})")
+        if options.get("mode") not in (None,) + config.MODES:
+            raise ValueError(f"{where}: mode: expected None or one of {config.MODES}, got "
+                             f"{options['mode']!r}")
+        self.options.update(options)
+
+    def compile_mode(self):
+        """The mode the module's kernels compile in: its ``mode`` option, else
+        ``sim.config.mode``."""
+        return self.options["mode"] or config.mode
+
+    def hash_module(self):
+        """Warp's ``Module.hash_module()``: a content hash (hex) of what the module's kernels
+        would compile from now: each kernel's source and options, and the current values of
+        the globals and closure variables it reads (constants by value, functions, kernels
+        and types by name: never by address), and the module options."""
+        digest = hashlib.sha256(repr(sorted(self.options.items(), key=str)).encode())
+        for item in sorted(_kernel_content(k) for k in list(self.kernels)):
+            digest.update(item.encode())
+        return digest.hexdigest()
+
+    def load(self, device=None, block_dim=None):
+        """Warp's ``Module.load``: numba_sim compiles each kernel at its first launch (for
+        the argument types it is launched with), so this checks *device* and returns True."""
+        from numba_sim.host_compat import get_device  # import cycle: host_compat wraps modules
+
+        get_device(device)
+        return True
 
     def __repr__(self):
         return f"<numba_sim kernel module {self.name}>"
+
+
+def _describe(value):
+    """A stable description of a value a kernel reads (for `KernelModule.hash_module`)."""
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.generic)):
+        return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, (tuple, list)):
+        return f"{type(value).__name__}({', '.join(_describe(v) for v in value)})"
+    name = getattr(value, "__qualname__", None)
+    if name is not None:
+        return f"{getattr(value, '__module__', '')}.{name}"
+    if hasattr(value, "spec") or hasattr(value, "numpy_value"):  # a value type or struct value
+        return f"{type(value).__qualname__}:{value!r}"
+    return f"<{type(value).__module__}.{type(value).__qualname__}>"
+
+
+def _kernel_content(kernel):
+    """A kernel's source, options and the values it reads from outside, as text."""
+    fn = kernel.py_func
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        source = repr(fn.__code__.co_code)
+    reads = {name: fn.__globals__[name] for name in fn.__code__.co_names
+             if name in fn.__globals__}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            reads[name] = cell.cell_contents
+        except ValueError:  # not yet bound
+            reads[name] = None
+    described = sorted((name, _describe(value)) for name, value in reads.items())
+    return repr((kernel.key, source, sorted(kernel.options.items(), key=str), described))
 
 
 class Kernel:
@@ -95,7 +230,9 @@ class Kernel:
         """Warp's option, kept for the adjoint (True unless given as False)."""
         self.options = dict(options or {})
         """Warp's ``kernel.options``: the options given to ``@sim.kernel(...)``."""
-        self.module = KernelModule(fn.__module__)
+        self.module = KernelModule.of_kernel(fn, self.options.get("module"),
+                                             self.options.get("module_options"))
+        self.module.kernels.add(self)
         signature = inspect.signature(fn)
         for p in signature.parameters.values():
             if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
@@ -107,14 +244,30 @@ class Kernel:
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
         self.__doc__ = fn.__doc__
-        self.key = f"{fn.__module__}.{fn.__qualname__}"
+        self.__module__ = fn.__module__  # as Warp's: sim.get_module(kernel.__module__)
+        self.key = self.options.get("name") or f"{fn.__module__}.{fn.__qualname__}"
+        """Warp's ``kernel.key``: the ``name`` option, else the qualified name."""
         self.parameters = tuple(
             Parameter(name, annotations.get(name, inspect.Parameter.empty))
             for name in signature.parameters
         )
+        if body is None:
+            redefinition.note_definition(fn)
         self.body = kernel_language.rewrite(fn, is_kernel=True) if body is None else body
+        self.tid_indexed = launch_bounds.tid_indexed(fn, [p.name for p in self.parameters])
+        """(parameter, array axis, launch axis) of the arrays every thread indexes with its
+        thread index: a launch checks its dim against them (launch_bounds.py)."""
+        self.structure_ids = structure_ids.id_parameters(fn, [p.name for p in self.parameters])
+        """(parameter, structure kind, ids in its elements) of the parameters whose ids reach
+        a query: a launch checks them against the live structures (structure_ids.py)."""
+        self.generation = redefinition.current[0]
+        """The redefinition generation this kernel's launchers are up to (redefinition.py)."""
+        self.reached = None
+        """The funcs the kernel reached when its launchers were built (redefinition.py)."""
         self.overloads = []
         """The overloads made by :func:`overload`, tried in order at launch."""
+        if body is None and any(p.generic for p in self.parameters):
+            _GENERIC_KERNELS.setdefault((fn.__module__, fn.__qualname__), []).append(self)
         self._debug_bodies = {}
         self.launchers = {}
         """launcher.py's cache of this kernel's launchers: (device, ndim, mode) -> launcher."""
@@ -173,17 +326,40 @@ def overload(kernel_or_stub, arg_types=None):
     """
     if arg_types is None and inspect.isfunction(kernel_or_stub):
         stub = kernel_or_stub
-        generic = stub.__globals__.get(stub.__name__)
-        if not isinstance(generic, Kernel):
-            raise TypeError(f"@sim.overload {stub.__qualname__}: expected a function named like "
-                            f"a @sim.kernel of its module, found {generic!r}")
+        generic = _stub_target(stub)
         arg_types = inspect.get_annotations(stub, eval_str=True)
-        arg_types.pop("return", None)
+        if arg_types.pop("return", None) not in (None, type(None)):
+            raise TypeError(f"@sim.overload {stub.__qualname__}: Return annotations are not "
+                            f"allowed on @wp.overload stubs (a kernel returns nothing)")
         _add_overload(generic, arg_types, f"@sim.overload {stub.__qualname__}")
         return generic
     if not isinstance(kernel_or_stub, Kernel):
         raise TypeError(f"kernel: expected a @sim.kernel, got {kernel_or_stub!r}")
     return _add_overload(kernel_or_stub, arg_types, f"sim.overload({kernel_or_stub.__name__})")
+
+
+_GENERIC_KERNELS = {}
+"""(Python module, qualified name) -> the generic kernels defined there, oldest first (Warp's
+modules keep their kernels: a stub finds its kernel even when nothing else refers to it)."""
+
+
+def _stub_target(stub):
+    """The generic kernel an ``@sim.overload`` stub names: the kernel of its module with its
+    qualified name (as Warp, which looks kernels up by name: the stub may be nested in a
+    function, or shadow the kernel's global name)."""
+    found = stub.__globals__.get(stub.__name__)
+    if isinstance(found, Kernel) and found.__qualname__ == stub.__qualname__:
+        return found
+    candidates = _GENERIC_KERNELS.get((stub.__module__, stub.__qualname__), [])
+    names = {k.options.get("name") for k in candidates}
+    if len(names) > 1:
+        raise RuntimeError(f"@sim.overload {stub.__qualname__}: Ambiguous kernel lookup: the "
+                           f"generic kernels {sorted(map(str, names))} share this function; "
+                           f"use sim.overload(kernel, arg_types) on the one meant")
+    if not candidates:
+        raise TypeError(f"@sim.overload {stub.__qualname__}: expected a function named like a "
+                        f"@sim.kernel of its module (a generic one), found {found!r}")
+    return candidates[-1]
 
 
 def _add_overload(generic, arg_types, where):
@@ -226,4 +402,4 @@ def kernel(fn=None, **options):
     return Kernel(fn, enable_backward=options.get("enable_backward"), options=options)
 
 
-__all__ = ["Func", "Kernel", "func", "kernel", "overload"]
+__all__ = ["Func", "Function", "Kernel", "func", "kernel", "overload"]

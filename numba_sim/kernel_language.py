@@ -15,6 +15,9 @@ is rewritten before Numba sees it, as Warp rewrites its kernels' AST.
   ``arr[i][0] += x`` and ``arr[i].z -= x`` on array elements are atomic.
 * A kernel that returns a value, and Warp's output-argument forms, are
   rejected with the user's file and line and the form to use instead.
+* Names the function reads but neither defines nor finds in its globals, closure or
+  Python's builtins resolve in numba_sim (``vec3(...)``, ``expect_eq(...)`` without
+  ``sim.``), as Warp resolves them in the ``warp`` module.
 * Python floats read from the globals or closure (``C = 1.5``, ``math.pi``) are
   float32, as Warp types them; NumPy scalars (``sim.float64(...)``) keep their type.
 * ``sim.static(expr)`` is evaluated once, when the body is rewritten, in the
@@ -23,6 +26,8 @@ is rewritten before Numba sees it, as Warp rewrites its kernels' AST.
   tuple...), as Warp's ``wp.static``.  An expression that reads another local
   variable stays an ordinary expression (Warp evaluates it from the variable's
   type).
+* Star arguments of calls: ``vec4(*v3, 1.0)`` and ``vec2(*arr[0:4:2])`` (literal bounds)
+  unpack a vector, matrix (its rows), quaternion or array slice (kernel_ops.unpack).
 * ``for i in reversed(range(...))`` iterates the range backwards (int32).
 * Warp's query loops ``while hash_grid_query_next(query, j):`` (and ``bvh_query_next``,
   ``mesh_query_aabb_next``) become ``for j in query:``.
@@ -33,6 +38,8 @@ is rewritten before Numba sees it, as Warp rewrites its kernels' AST.
   (numba_sim.builtins.debug), and
   ``expect_eq`` / ``expect_neq`` / ``expect_near`` get the call's ``file:line``
   (a last string-literal argument) for their failure message.
+* ``sim.ref[T]`` parameters of funcs: the func also returns their final values and each
+  call site writes them back into the caller's storage (numba_sim.references).
 
 The rewritten function keeps the original's live globals, closure cells and
 line numbers (Numba's errors point at the user's source), and works for
@@ -44,16 +51,18 @@ import builtins
 import copy
 import inspect
 import linecache
+import sys
 import textwrap
 import types
 
-from numba_sim import debug_checks, kernel_ops
+from numba_sim import debug_checks, kernel_ops, references
 from numba_sim.arrays import array
 from numba_sim.builtins.debug import EXPECTATIONS, expect_near, kernel_print
 from numba_sim.spatial.bvh_query import bvh_query_next
 from numba_sim.spatial.hash_grid_query import hash_grid_query_next
 from numba_sim.spatial.mesh_query import mesh_query_aabb_next
 from numba_sim.builtins.linalg import OUTPUT_FORMS
+from numba_sim.lowering.kernel_ops import slice_unpacker
 from numba_sim.threads import static, tid
 
 TID_PARAMETER = "__sim_tid__"
@@ -108,11 +117,51 @@ def function_namespace(fn):
     return namespace
 
 
+def package_names(fn, definition):
+    """The names *definition* reads that neither it, its globals, its closure nor Python's
+    builtins define, but numba_sim does: ``vec3(...)``, ``expect_eq(...)`` written without
+    the module, which Warp resolves in the ``warp`` module (``Adjoint.resolve_path``)."""
+    package = sys.modules["numba_sim"]  # imported: it is this module's package
+    known = function_namespace(fn).keys() | vars(builtins).keys() | _local_names(definition) \
+        | _module_level_names(fn.__code__.co_filename)
+    read = {node.id for node in ast.walk(definition)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return {name: getattr(package, name) for name in sorted(read - known)
+            if not name.startswith("_") and hasattr(package, name)}
+
+
+_MODULE_NAMES = {}
+
+
+def _module_level_names(filename):
+    """The names the module in *filename* binds at its top level, also below the function
+    (a global defined after a kernel is still the kernel's, never numba_sim's)."""
+    lines = linecache.getlines(filename)
+    key = (filename, len(lines), hash(tuple(lines)))
+    if key not in _MODULE_NAMES:
+        try:
+            tree = ast.parse("".join(lines))
+        except SyntaxError:  # a notebook cell or generated code: its globals are all there is
+            tree = ast.Module(body=[], type_ignores=[])
+        names = set()
+        for statement in tree.body:
+            wrapper = ast.Module(body=[statement], type_ignores=[])
+            if isinstance(statement, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+                names.add(statement.name)
+                continue
+            names.update(n.id for n in ast.walk(wrapper)
+                         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
+            if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                names.update((a.asname or a.name).split(".")[0] for a in statement.names)
+        _MODULE_NAMES[key] = frozenset(names)
+    return _MODULE_NAMES[key]
+
+
 class _Resolver:
     """Finds what a callee expression (``sim.tid``, ``tid``) refers to, statically."""
 
-    def __init__(self, fn):
-        self.namespace = {**vars(builtins), **function_namespace(fn)}
+    def __init__(self, fn, package_names=None):
+        self.namespace = {**vars(builtins), **function_namespace(fn), **(package_names or {})}
 
     def resolve(self, node):
         if isinstance(node, ast.Name):
@@ -121,6 +170,29 @@ class _Resolver:
             owner = self.resolve(node.value)
             return getattr(owner, node.attr, _MISSING) if owner is not _MISSING else _MISSING
         return _MISSING
+
+
+def _literal_int(node):
+    """The int of a literal ``3`` / ``-3`` node, else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _literal_int(node.operand)
+        return None if value is None else -value
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _slice_bounds(node):
+    """The bounds of a slice ``a:b:c``: literal ints (``-2`` included) and missing ones as
+    Constant nodes, other expressions as they are (typing rejects them)."""
+    bounds = []
+    for part in (node.lower, node.upper, node.step):
+        value = None if part is None else _literal_int(part)
+        if part is not None and value is None:
+            bounds.append(part)
+        else:
+            bounds.append(ast.copy_location(ast.Constant(value), node))
+    return bounds
 
 
 def _ops(name, node, *args):
@@ -185,8 +257,9 @@ class _KernelRewriter(ast.NodeTransformer):
 
     def _check_call(self, kind, array, index, node):
         indices = list(index.elts) if isinstance(index, ast.Tuple) else [index]
+        line = ast.copy_location(ast.Constant(node.lineno), node)  # for the error's sentence
         call = ast.Call(func=self._helper(kind, array.id, len(indices), node),
-                        args=[_load(array)] + [_load(i) for i in indices], keywords=[])
+                        args=[_load(array), line] + [_load(i) for i in indices], keywords=[])
         return ast.copy_location(call, node)
 
     def _checked_parameter(self, node):
@@ -219,7 +292,7 @@ class _KernelRewriter(ast.NodeTransformer):
         return isinstance(node, ast.Call) and self.resolver.resolve(node.func) is obj
 
     def _int32_literal(self, node):
-        """``int32(n)`` for an int literal (also under unary minus), else the node."""
+        """``int32(n)`` for an int literal (negative ones are literals too), else the node."""
         if isinstance(node, ast.Constant) and type(node.value) is int:
             return _ops("int32", node, node)
         if isinstance(node, ast.Tuple):
@@ -245,8 +318,10 @@ class _KernelRewriter(ast.NodeTransformer):
     def _statements(self, statements):
         result = []
         for statement in statements:
-            rewritten = self.visit(statement)
-            result.extend(rewritten if isinstance(rewritten, list) else [rewritten])
+            for part in references.expand_statement(  # calls of funcs taking sim.ref
+                    statement, self, lambda message, node: _error(message, self.fn, node)):
+                rewritten = self.visit(part)
+                result.extend(rewritten if isinstance(rewritten, list) else [rewritten])
         return result
 
     def generic_visit(self, node):
@@ -299,6 +374,9 @@ class _KernelRewriter(ast.NodeTransformer):
     def visit_UnaryOp(self, node):
         node = self.generic_visit(node)
         if isinstance(node.op, ast.USub):
+            if isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
+                # -3 stays a constant: v[:-1] and v[::-1] are constant slices, as in Warp
+                return ast.copy_location(ast.Constant(-node.operand.value), node)
             return _ops("neg", node, node.operand)
         return node
 
@@ -308,6 +386,7 @@ class _KernelRewriter(ast.NodeTransformer):
                 raise _error("sim.tid() is only legal inside a @sim.kernel (it is the index of "
                              "the launched thread; pass it to funcs as an argument)", self.fn, node)
             return self._tid(node, index=0)
+        self._unpack_star_arguments(node)
         callee = self.resolver.resolve(node.func)
         if callee is static:
             return self._static(node)
@@ -329,6 +408,28 @@ class _KernelRewriter(ast.NodeTransformer):
                 raise _error(f"Warp's output-argument form of {name} is not supported: write "
                              f"{alternative}", self.fn, node)
         return self.generic_visit(node)
+
+    def _unpack_star_arguments(self, node):
+        """``f(*x)`` -> ``f(*unpack(x))`` and ``f(*x[a:b:c])`` -> ``f(*unpacker(x))`` with the
+        literal bounds baked in (``unpack_slice(x, a, b, c)`` when they are not literals, an
+        error): Numba takes tuples only after ``*``."""
+        for argument in node.args:
+            if not isinstance(argument, ast.Starred):
+                continue
+            value = argument.value
+            if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+                bounds = _slice_bounds(value.slice)
+                if all(isinstance(b, ast.Constant) for b in bounds):
+                    key = tuple(b.value for b in bounds)
+                    helper = "__sim_unpack_" + "_".join(str(b).replace("-", "m") for b in key)
+                    self.helpers[helper] = slice_unpacker(*key)
+                    argument.value = ast.copy_location(ast.Call(
+                        func=ast.Name(id=helper, ctx=ast.Load()), args=[value.value],
+                        keywords=[]), value)
+                else:
+                    argument.value = _ops("unpack_slice", value, value.value, *bounds)
+            else:
+                argument.value = _ops("unpack", value, value)
 
     def _static(self, node):
         """``sim.static(expr)``: *expr* evaluated now in the function's namespace."""
@@ -643,7 +744,12 @@ def rewrite(fn, is_kernel, debug=False, target="cpu"):
     definition = tree.body[0]
     if not isinstance(definition, ast.FunctionDef):
         raise _error("expected a function definition", fn, definition)
-    rewriter = _KernelRewriter(fn, _Resolver(fn), is_kernel, debug, target)
+    from_package = package_names(fn, definition)
+    rewriter = _KernelRewriter(fn, _Resolver(fn, from_package), is_kernel, debug, target)
+    rewriter.helpers.update(from_package)
+    if not is_kernel:  # a func with sim.ref parameters also returns their final values
+        definition = references.rewrite_function(
+            definition, fn, lambda message, node: _error(message, fn, node))
     definition = rewriter.visit(definition)
     if is_kernel:
         definition.args.args.insert(0, ast.arg(arg=TID_PARAMETER))

@@ -40,6 +40,9 @@ compiled.  Comparisons are not rewritten: they keep NumPy's and Numba's mixed
 type comparison, which agree (exact).  Anything but two scalars (value types,
 arrays, tuples...) keeps Python's / Numba's meaning of the operator.
 
+``unpack`` and ``unpack_slice`` are what the rewrite turns the star arguments of a call
+(``vec4(*v3, 1.0)``, ``vec2(*arr[0:4:2])``) into.
+
 The component-assignment helpers (``store_item``, ``store_attr``,
 ``update_item``, ``update_attr``, ``update_component``) are what the rewrite
 turns ``v.x = 1``, ``m[i, j] = 0``, ``arr[i] += x`` (atomic on arrays) and
@@ -70,6 +73,28 @@ BINARY = {
 """Name of each kernel operator -> the Python operator it stands for."""
 
 AUGMENTED = frozenset(BINARY)
+
+WARP_OPERATOR_NAMES = {
+    "add": "add", "sub": "sub", "mul": "mul", "div": "truediv", "floordiv": "floordiv",
+    "mod": "mod", "pow": "pow", "bit_and": "and_", "bit_or": "or_", "bit_xor": "xor",
+    "lshift": "lshift", "rshift": "rshift",
+}
+"""Warp's builtin name of each operator -> the kernel operator's name here."""
+
+USER_OPERATORS = {}
+"""Kernel operator name -> the ``@sim.func`` s named like Warp's builtin of that operator
+(``@wp.func def add(a: Complex, b: Complex)``): they overload the operator for the types the
+builtin does not take (Warp's rule), the latest definition first."""
+
+
+def note_user_function(name, function):
+    """Record the ``@sim.func`` *function* defined under *name* if it overloads an operator."""
+    operator_name = WARP_OPERATOR_NAMES.get(name)
+    if operator_name is not None:
+        overloads = USER_OPERATORS.setdefault(operator_name, [])
+        if function in overloads:
+            overloads.remove(function)
+        overloads.insert(0, function)
 
 
 # --------------------------------------------------------------------------
@@ -294,6 +319,18 @@ def _combine(op, current, value):
         _check(op, current.dtype, scalar_rule.from_python(value).dtype)
         return _apply(op, current, scalar_rule.convert(value, type(current)))
     return globals()[op](current, value)
+
+
+def unpack(container):
+    """``f(*container)``: the items of a vector, quaternion, transform (its scalars), matrix
+    (its rows) or tuple, as a tuple (compiled: one read per item, the length static)."""
+    return tuple(container[k] for k in range(len(container)))
+
+
+def unpack_slice(container, start, stop, step):
+    """``f(*container[start:stop:step])`` with literal bounds: the items of the slice, as a
+    tuple; an array's slice needs an explicit, non-negative *stop* (Warp's rule)."""
+    return tuple(container[k] for k in range(*slice(start, stop, step).indices(len(container))))
 
 
 def update_item(container, index, op, value):

@@ -8,7 +8,8 @@ replay costs one call however many launches it holds.  The arrays are recorded b
 a replay reads and writes their current contents.
 
 ``sim.launch(..., record_cmd=True)`` returns a :class:`RecordedLaunch` whose ``launch()``
-repeats the launch with the same arguments, skipping the binding.
+repeats the launch with the same arguments, skipping the binding; Warp's ``Launch``
+(``sim.Launch(kernel, device)``, ``set_dim``, ``set_param_at_index`` ...) is the same object.
 
 Warp's names map onto these: ``ScopedCapture`` (``.graph``), ``capture_begin``,
 ``capture_end`` and ``capture_launch``.
@@ -19,7 +20,7 @@ import threading
 
 import numba
 
-from numba_sim import arrays, cuda_runtime
+from numba_sim import arrays, cuda_runtime, launch_bounds, structure_ids
 
 _recording = threading.local()
 """``.graph``: the CpuGraph this thread records into, if any."""
@@ -31,20 +32,122 @@ def cpu_graph_recording():
 
 
 class RecordedLaunch:
-    """A bound launch (``sim.launch(..., record_cmd=True)``): ``launch()`` repeats it."""
+    """A bound launch (``sim.launch(..., record_cmd=True)``, or Warp's ``sim.Launch(kernel,
+    device)``): ``launch()`` repeats it; as Warp's ``Launch``, its grid (``set_dim``) and
+    arguments (``set_param_at_index``, ``set_param_by_name``, ``set_params``) can be changed
+    between launches (each new argument is bound once, when set)."""
 
     def __init__(self, kernel, launcher, dims, count, bound, stream=None, ordinal=None):
         self.kernel = kernel
         self.dims = dims
-        self._launcher, self._count, self._bound = launcher, count, bound
+        self._launcher, self._count, self._bound = launcher, count, list(bound)
         self._stream, self._ordinal = stream, ordinal
+        self._target = next((key[0] for key, made in kernel.launchers.items()
+                             if made is launcher), None)
+        self._checked = False  # checked (again) at the first launch: see _check
 
     def launch(self, stream=None):
+        if not self._checked:
+            self._check()
         self._launcher(self.dims, self._count, self._bound,
                        stream=self._stream if stream is None else stream, ordinal=self._ordinal)
 
+    def _check(self):
+        """What ``sim.launch`` checks, for the grid and arguments set since."""
+        if self.kernel.tid_indexed:
+            launch_bounds.check(self.kernel, self.dims, self._bound)
+        if self.kernel.structure_ids:
+            structure_ids.check(self.kernel, self._bound)
+        self._checked = True
+
+    def _device_kind(self):
+        """"cpu" or "cuda": where the launch runs."""
+        if self._target is None:
+            devices = {arrays.device_of(v) for v in self._bound} - {None}
+            self._target = devices.pop() if len(devices) == 1 else "cpu"
+        return self._target
+
+    def set_dim(self, dim):
+        """Warp's ``Launch.set_dim``: launch over *dim* threads (an int or a tuple) from now."""
+        from numba_sim import launcher  # import cycle: launcher.launch makes RecordedLaunches
+
+        dims, count = launcher._normalize_dims(dim)
+        if count and (len(dims) != len(self.dims) or not self._count):
+            self._launcher = launcher.launcher_for(self.kernel, self._device_kind(), len(dims))
+        self.dims, self._count, self._checked = dims, count, False
+        if not count:
+            self._launcher = launcher._no_launch
+
+    def set_param_at_index(self, index, value, adjoint=False):
+        """Warp's ``Launch.set_param_at_index``: the argument at *index* is *value* from now."""
+        if adjoint:
+            raise NotImplementedError("adjoint=True: numba_sim has no autodiff (Warp's Tape)")
+        parameters = self.kernel.parameters
+        if not isinstance(index, int) or not 0 <= index < len(parameters):
+            raise IndexError(f"index: expected a parameter position from 0 to "
+                             f"{len(parameters) - 1} of {self.kernel.__qualname__}, got {index!r}")
+        parameter = parameters[index]
+        if parameter.value_class is not None and type(value) is not parameter.value_class \
+                and len(getattr(value, "shape", ())) == 0 and not isinstance(value, (list, tuple)):
+            # Warp's words: a single value for a composite parameter is not a fill here
+            raise RuntimeError(f"Error setting launch parameter: argument '{parameter.name}' "
+                               f"expects {parameter.value_class.spec.warp_name} but got a "
+                               f"single value ({value!r})")
+        bound, device = parameter.bind(self.kernel, value)
+        if device is not None and device != self._device_kind():
+            raise ValueError(f"{self.kernel.__qualname__}: argument {parameter.name!r} is on "
+                             f"{device} but the launch is on {self._device_kind()}")
+        self._bound[index] = bound
+        self._checked = False
+
+    def set_param_by_name(self, name, value, adjoint=False):
+        """Warp's ``Launch.set_param_by_name``."""
+        for index, parameter in enumerate(self.kernel.parameters):
+            if parameter.name == name:
+                return self.set_param_at_index(index, value, adjoint)
+        raise ValueError(f"Argument '{name}' not found in kernel '{self.kernel.__qualname__}'")
+
+    def set_params(self, values):
+        """Warp's ``Launch.set_params``: the arguments from the first on, in order."""
+        for index, value in enumerate(values):
+            self.set_param_at_index(index, value)
+
     def __repr__(self):
         return f"<numba_sim recorded launch of {self.kernel.__qualname__}, dim={self.dims}>"
+
+
+def _default_argument(parameter):
+    """Warp's zero argument of a parameter for a `Launch` made without params: a null
+    array, a zero scalar or value, a default struct."""
+    if parameter.array is not None:
+        return None
+    if parameter.scalar is not None:
+        return parameter.scalar(0)
+    if parameter.value_class is not None:
+        return parameter.value_class()
+    if isinstance(parameter.annotation, type) and hasattr(parameter.annotation, "numpy_dtype"):
+        return parameter.annotation()
+    raise TypeError(f"params: {parameter.name!r} ({parameter.annotation!r}) has no default "
+                    "argument; give the launch's params")
+
+
+def Launch(kernel, device=None, params=None, bounds=None, max_blocks=0, block_dim=256,  # noqa: N802
+           adjoint=False):
+    """Warp's ``wp.Launch(kernel, device)``: a recorded launch of *kernel* on *device*, with
+    *params* (zero arguments by default: null arrays, zero scalars and values) over
+    *bounds* threads (none by default: ``set_dim``); *max_blocks* and *block_dim* are
+    Warp's CUDA block settings (numba_sim picks its own blocks)."""
+    from numba_sim import launcher  # import cycle: launcher.launch makes RecordedLaunches
+
+    if adjoint:
+        raise NotImplementedError("adjoint=True: numba_sim has no autodiff (Warp's Tape)")
+    if params is None:
+        params = [_default_argument(p) for p in kernel.parameters]
+    recorded = launcher.launch(kernel, dim=0 if bounds is None else bounds, inputs=params,
+                               device=device, record_cmd=True)
+    if device is not None:
+        recorded._target = arrays.parse_device(device)[0]
+    return recorded
 
 
 class CpuGraph:

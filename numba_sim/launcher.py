@@ -23,8 +23,8 @@ import warnings
 import numba
 import numpy as np
 
-from numba_sim import arrays, cache, config, cuda_fast_launch, cuda_launch, cuda_runtime
-from numba_sim import launch_capture
+from numba_sim import arrays, cache, cuda_fast_launch, cuda_launch, cuda_runtime
+from numba_sim import errors, launch_bounds, launch_capture, redefinition, structure_ids
 from numba_sim.cpu_scheduling import LaunchChoice
 from numba_sim.arrays import view
 from numba_sim.cuda_args import cuda_args
@@ -253,10 +253,11 @@ def launcher_for(kernel, device, ndim, mode=None):
     """The (cached) launcher of *kernel* for *device* ('cpu' | 'cuda'), *ndim* and *mode*
     (the current ``sim.config.mode`` by default)."""
     if mode is None:
-        mode = config.mode
+        mode = kernel.module.compile_mode()  # the module's "mode" option, else config.mode
     key = (device, ndim, mode)
     launcher = kernel.launchers.get(key)
     if launcher is None:
+        redefinition.built(kernel)
         factory = CpuLauncher if device == "cpu" else CudaLauncher
         launcher = kernel.launchers.setdefault(key, factory(kernel, ndim, mode))
     return launcher
@@ -344,7 +345,8 @@ def _warn_dim_like_shape(kernel, dims, args):
             return
 
 
-def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, record_cmd=False):
+def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, record_cmd=False,
+           block_dim=None, max_blocks=None):
     """Run *kernel* on ``dim`` threads (an int or a tuple of up to 4 ints).
 
     ``inputs`` and ``outputs`` are the kernel's arguments, in order.  The
@@ -352,13 +354,19 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, record_
     "cuda:N").  CPU launches use every core and return when done; CUDA
     launches go on CuPy's current stream (or *stream*) and return at once.
     With ``record_cmd=True`` nothing runs: the bound launch is returned, and its
-    ``launch()`` runs it.  Inside a CPU ``sim.capture`` a CPU launch is recorded
+    ``launch()`` runs it (and checks the launch size and structure ids then, since
+    Warp's ``set_param_*`` may change them first).  Warp's ``block_dim`` and ``max_blocks``
+    are accepted and leave the block size to numba_sim (docs/porting-from-warp.md).  Inside a CPU ``sim.capture`` a CPU launch is recorded
     into the graph instead of run (launch_capture.py).
     """
     try:
+        generation = kernel.generation
         fast_launch = kernel.fast_launch  # a prepared CUDA signature's shortcut (cuda_fast_launch)
     except AttributeError:
         raise TypeError(f"kernel: expected a @sim.kernel, got {kernel!r}") from None
+    if generation != redefinition.current[0]:  # a func or kernel was defined again
+        redefinition.refresh(kernel)
+        fast_launch = kernel.fast_launch
     if fast_launch is not None and not record_cmd \
             and fast_launch(dim, inputs, outputs, device, stream):
         return
@@ -371,6 +379,10 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, record_
                         f"({names}), {len(args)} given")
     dims, count = _normalize_dims(dim)
     bound, inferred, inferred_parameter = _bind(kernel, args)
+    if kernel.tid_indexed and not record_cmd:
+        launch_bounds.check(kernel, dims, bound)
+    if kernel.structure_ids and not record_cmd:
+        structure_ids.check(kernel, bound)
     target, ordinal = arrays.parse_device(device) if device is not None else (inferred or "cpu", None)
     if inferred is not None and inferred != target:
         raise ValueError(f"{kernel.__qualname__}: device={device!r} but parameter "
@@ -388,7 +400,15 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, record_
         if graph is not None:
             graph.record(launcher, dims, count, bound)
             return
-    launcher(dims, count, bound, stream=stream, ordinal=ordinal)
+    try:
+        launcher(dims, count, bound, stream=stream, ordinal=ordinal)
+    except numba.core.errors.TypingError as error:
+        raise errors.short_typing_error(kernel, error).with_traceback(None) from None
+    except (IndexError, FloatingPointError) as error:  # a debug-mode check: told as a sentence
+        sentence = errors.debug_error(kernel, error)
+        if sentence is None:
+            raise
+        raise sentence.with_traceback(None) from None
 
 
 def _no_launch(dims, count, args, stream=None, ordinal=None):
@@ -460,6 +480,13 @@ def _cuda_library(kernel, argtypes, cc, ndim):
 
 
 def compile_kernel(kernel, device, argtypes_or_inputs, cc=None, ndim=1):
+    try:
+        return _compile_kernel(kernel, device, argtypes_or_inputs, cc, ndim)
+    except numba.core.errors.TypingError as error:
+        raise errors.short_typing_error(kernel, error).with_traceback(None) from None
+
+
+def _compile_kernel(kernel, device, argtypes_or_inputs, cc, ndim):
     target = arrays.parse_device(device)[0]
     argtypes = _launcher_argtypes(kernel, argtypes_or_inputs, ndim)
     if target == "cpu":
@@ -471,12 +498,27 @@ def compile_kernel(kernel, device, argtypes_or_inputs, cc=None, ndim=1):
     return library
 
 
+INSPECT_KINDS = {"cpu": ("llvm", "asm"), "cuda": ("llvm", "ptx", "cubin")}
+
+
+def _check_inspect_kind(target, kind):
+    if kind not in INSPECT_KINDS[target]:
+        raise ValueError(f"kind: bad kind {kind!r} for {target}; expected one of "
+                         f"{', '.join(map(repr, INSPECT_KINDS[target]))}")
+
+
 def inspect_kernel(kernel, device, kind, argtypes_or_inputs, cc=None, ndim=1):
     target = arrays.parse_device(device)[0]
+    _check_inspect_kind(target, kind)
+    try:
+        return _inspect_kernel(kernel, target, kind, argtypes_or_inputs, cc, ndim)
+    except numba.core.errors.TypingError as error:
+        raise errors.short_typing_error(kernel, error).with_traceback(None) from None
+
+
+def _inspect_kernel(kernel, target, kind, argtypes_or_inputs, cc, ndim):
     argtypes = _launcher_argtypes(kernel, argtypes_or_inputs, ndim)
     if target == "cpu":
-        if kind not in ("llvm", "asm"):
-            raise ValueError(f"kind: expected 'llvm' or 'asm' on the cpu, got {kind!r}")
         # compiled afresh: a launcher loaded from the disk cache keeps no LLVM IR
         launcher = launcher_for(kernel, "cpu", ndim)
         function = _build_launcher(kernel, ndim, False, launcher.body, numba.prange)
@@ -490,14 +532,13 @@ def inspect_kernel(kernel, device, kind, argtypes_or_inputs, cc=None, ndim=1):
         return library.get_llvm_str()
     if kind == "ptx":
         return library.get_asm_str(cc=cc)
-    if kind == "cubin":
-        return bytes(library.get_cubin(cc=cc).code)
-    raise ValueError(f"kind: expected 'llvm', 'ptx' or 'cubin' on cuda, got {kind!r}")
+    return bytes(library.get_cubin(cc=cc).code)
 
 
 def inspect_compiled(kernel, device, kind, cc=None):
     """{launcher signature: code} of every signature of *kernel* compiled so far on *device*."""
     target = arrays.parse_device(device)[0]
+    _check_inspect_kind(target, kind)
     signatures = []
     for (launcher_device, _, _), launcher in list(kernel.launchers.items()):
         if launcher_device != target:

@@ -16,7 +16,9 @@ From this one table :mod:`numba_sim.typing.operations` registers the typing,
 :func:`apply_python` runs the same formula on NumPy scalars in Python.
 """
 
+import inspect
 import operator
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -73,15 +75,70 @@ def define(key, *variants, name=None):
 
 
 def make_builtin(name, doc):
-    """A public builtin function: runs as Python, typed and lowered from the table."""
+    """A public builtin function: runs as Python, typed and lowered from the table.
 
-    def builtin(*args):
+    The parameter names of the usage that starts *doc* (``"pow(x, y): ..."``) let the
+    arguments be passed by keyword, as in Warp (``pow(y=4.0, x=2.0)``), in Python and in
+    compiled code (:data:`PARAMS_ATTRIBUTE`)."""
+
+    def builtin(*args, **kwargs):
+        if kwargs:
+            args = fold_keywords(name, params, args, kwargs)
         return apply_python(builtin, args)
 
+    params = usage_params(name, doc)
     builtin.__name__ = builtin.__qualname__ = name
     builtin.__module__ = "numba_sim"
     builtin.__doc__ = doc
+    setattr(builtin, PARAMS_ATTRIBUTE, params)
     return builtin
+
+
+PARAMS_ATTRIBUTE = "__sim_params__"
+"""The attribute of a builtin naming its parameters, for keyword arguments (empty: none)."""
+
+
+def usage_params(name, doc):
+    """The parameter names of the usage ``name(a, b)`` that starts *doc*, or () when there is
+    none or it has optional or variadic parts."""
+    match = re.match(rf"{re.escape(name)}\(([^)]*)\)", doc or "")
+    if match is None:
+        return ()
+    params = tuple(p.strip() for p in match.group(1).split(","))
+    return params if all(p.isidentifier() for p in params) else ()
+
+
+def fold_keywords(name, params, args, kws):
+    """*args* and *kws* as one positional tuple, in the order of *params* (parameter names,
+    the optional ones last), or a TypeError naming what is wrong."""
+    if not params:
+        raise TypeError(f"{name}() takes no keyword arguments")
+    if len(args) > len(params):
+        raise TypeError(f"{name}() takes at most {len(params)} arguments "
+                        f"({', '.join(params)}), {len(args)} given")
+    folded = list(args)
+    for param in params[len(args):]:
+        if param not in kws:
+            break
+        folded.append(kws[param])
+    used = set(params[:len(folded)])
+    for key in kws:
+        if key not in params:
+            raise TypeError(f"{name}() got an unexpected keyword argument {key!r} "
+                            f"(parameters: {', '.join(params)})")
+        if key in params[:len(args)]:
+            raise TypeError(f"{name}() got multiple values for argument {key!r}")
+        if key not in used:
+            raise TypeError(f"{name}(): keyword argument {key!r} given without the arguments "
+                            f"before it ({', '.join(params)})")
+    return tuple(folded)
+
+
+def python_signature(params):
+    """The Python signature of positional-or-keyword *params* (a typing result's ``pysig``,
+    so that Numba folds keyword arguments into place)."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return inspect.Signature([inspect.Parameter(p, kind) for p in params])
 
 
 # --------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 ``+ -`` between values of one type; ``*`` with scalars, ``mat*vec``,
 ``vec*mat``, ``mat*mat``, ``quat*quat`` (Hamilton), ``transform*transform``;
 ``@`` for the matrix products; ``/`` by a scalar (and scalar / vector);
-unary ``- +``; ``== !=``.  ``vec * vec`` is an error naming ``cw_mul`` and
+unary ``- +``; ``== !=``; ``& | ^ << >>`` and ``~`` on integer vectors and matrices
+(componentwise, the scalar formulas of :mod:`numba_sim.kernel_ops`).  ``vec * vec`` is an error naming ``cw_mul`` and
 ``dot``.  Constructors follow API.md: ``vec3()`` zeros, ``vec3(s)`` fills,
 ``vec3(x, y, z)``, conversion from another vector of the same length,
 ``mat33(1, ..., 9)`` by rows, ``quat(xyz, w)``, ``transform(p, q)``,
@@ -20,6 +21,7 @@ from numba.core.typing import signature
 
 from numba_sim import algebra, registry
 from numba_sim.lowering import operations as operations_lowering
+from numba_sim.kernel_ops import SCALAR_FORMULAS
 from numba_sim.operations import Variant, define, fail, is_scalar, is_value, scalar_for
 from numba_sim.types import CLASSES, KIND_MAT, KIND_QUAT, KIND_TRANSFORM, KIND_VEC, on_new_spec
 from numba_sim.typing import operations as operations_typing
@@ -195,7 +197,7 @@ define(
 def _div_typer(a, b):
     if is_value(a) and is_scalar(b):
         return signature(a, a, scalar_for(a, b, "/", (a, b)))
-    if is_scalar(a) and is_value(b, KIND_VEC, KIND_QUAT):
+    if is_scalar(a) and is_value(b, KIND_VEC, KIND_QUAT, KIND_MAT):
         return signature(b, scalar_for(b, a, "/", (a, b)), b)
     if is_value(a) and is_value(b):
         fail("/", (a, b), "'/' between two values is not defined: use cw_div(a, b) "
@@ -244,6 +246,48 @@ define(operator.ne, *_variant(_compare_typer("!="), lambda sig, a, b: ~algebra.e
 
 
 # --------------------------------------------------------------------------
+# Bitwise operators of integer vectors and matrices (Warp's bit_and ... lshift, invert)
+
+
+def _integer_values(*args):
+    return all(is_value(t, KIND_VEC, KIND_MAT) and isinstance(t.dtype, types.Integer)
+               for t in args)
+
+
+def _bitwise_typer(symbol):
+    def typer(a, b):
+        if not (is_value(a) and is_value(b)):
+            return None
+        if a == b and _integer_values(a):
+            return signature(a, a, b)
+        fail(symbol, (a, b), f"'{symbol}' takes two integer vectors or matrices of one type "
+                             f"(Warp's rule)")
+
+    return typer
+
+
+def _componentwise(name):
+    scalar = SCALAR_FORMULAS[name]
+    return lambda sig, a, b: [scalar(x, y) for x, y in zip(a, b)]
+
+
+for _name, _symbol in (("and_", "&"), ("or_", "|"), ("xor", "^"), ("lshift", "<<"),
+                       ("rshift", ">>")):
+    define(getattr(operator, _name), *_variant(_bitwise_typer(_symbol), _componentwise(_name),
+                                                _VV), name=_symbol)
+
+
+def _invert_typer(*args):
+    if len(args) == 1 and _integer_values(args[0]):
+        return signature(args[0], args[0])
+    return None
+
+
+define(operator.invert, Variant(_invert_typer, lambda sig, a: [algebra.bit_invert(x) for x in a],
+                                (V,)), name="~")
+
+
+# --------------------------------------------------------------------------
 # Constructors
 
 
@@ -269,7 +313,8 @@ def _constructor_typer(value_type):
         name = spec.name
         if not args:
             return signature(value_type)
-        if all(is_scalar(a) for a in args) and len(args) in (1, spec.size):
+        if all(is_scalar(a) or isinstance(a, types.Boolean) for a in args) \
+                and len(args) in (1, spec.size):  # Warp's vectors of bool take bools
             return signature(value_type, *[dtype] * len(args))
         if len(args) == 1 and is_value(args[0], spec.kind) and args[0].shape == spec.shape:
             return signature(value_type, args[0])

@@ -47,7 +47,12 @@ class Parameter:
         return repr(self.array) if self.array is not None else getattr(
             self.annotation, "__name__", repr(self.annotation))
 
-    def _fail(self, kernel, expected, value, error=TypeError):
+    def _dtype_spelling(self):
+        dtype = self.array.dtype
+        return f"sim.{dtype.__name__}" if isinstance(dtype, type) and \
+            dtype.__module__.startswith("numba_sim") else f"np.{np.dtype(self._storage_dtype)}"
+
+    def _fail(self, kernel, expected, value, error=TypeError, fix=""):
         device = arrays.device_of(value)
         if device is not None:
             got = (f"{type(value).__module__}.{type(value).__name__} of dtype {value.dtype}, "
@@ -55,7 +60,7 @@ class Parameter:
         else:
             got = f"{type(value).__name__} {value!r}"[:200]
         raise error(f"{kernel.__qualname__}: parameter {self.name!r}: expected {expected}, "
-                    f"got {got}")
+                    f"got {got}{fix}")
 
     def bind(self, kernel, value):
         """(the value passed to the launcher, its device or None)."""
@@ -128,16 +133,17 @@ class Parameter:
         device = arrays.device_of(value)
         scalar, host_ndim = self._storage_dtype, self._host_ndim
 
-        def fail(error=TypeError, also=""):
+        def fail(error=TypeError, also="", fix=""):
             expected = (f"{self.array!r}: a {scalar} array with {host_ndim} dims"
                         + (f" ending in {arrays.storage_of(self.array.dtype)[1]}"
                            if host_ndim > self.array.ndim else "") + also)
-            self._fail(kernel, expected, value, error)
+            self._fail(kernel, expected, value, error, fix)
 
         if device is None:
-            fail()
+            fail(fix=f"; make one with sim.from_numpy(..., dtype={self._dtype_spelling()})"
+                 if not hasattr(value, "dtype") else "")
         if value.dtype != scalar:
-            fail()
+            fail(fix=f"; convert it with .astype(np.{scalar})")
         if value.ndim != host_ndim:
             fail(ValueError)
         trailing = self._trailing

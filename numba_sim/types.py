@@ -1,19 +1,25 @@
-"""The one table of value types, and the immutable Python classes made from it.
+"""The one table of value types, and the Python classes made from it.
 
 Each row of :data:`VALUE_TABLE` is (kind, shape, NumPy dtype); names, aliases,
 Numba types, data models, typing and lowering are all generated from it, so a
 new value type is one row.  Storage follows Warp: matrices row-major, quat
 (x, y, z, w), transform p (3) then q (4).
 
-The Python classes are real values: construct, index, ``+ - * / @``, unary
-``-``, ``==``, ``repr``, ``np.asarray(v)`` and hashing.  Their arithmetic runs
-the same component formulas (:mod:`numba_sim.algebra`) as compiled code.
+The Python classes behave as Warp's: construct (from scalars, a sequence, a NumPy
+array, rows), index and slice, assign components, rows and slices in place (so they are
+not hashable), ``+ - * / % @``, unary ``-``, ``==`` against any sequence, Warp's
+``repr`` / ``str``, ``np.asarray(v)``.  Their arithmetic runs the same component formulas
+(:mod:`numba_sim.algebra`) as compiled code.
 """
 
+import ctypes
+import sys
 import threading
 from dataclasses import dataclass
 
 import numpy as np
+
+from numba_sim import scalar_rule
 
 KIND_VEC, KIND_MAT, KIND_QUAT, KIND_TRANSFORM = "vec", "mat", "quat", "transform"
 
@@ -28,9 +34,16 @@ _DTYPE_SUFFIXES = {
     np.dtype(np.uint32): ("ui",),
     np.dtype(np.int64): ("l",),
     np.dtype(np.uint64): ("ul",),
+    np.dtype(np.bool_): ("bool",),
 }
 """The scalar types of vectors and matrices (Warp's, float16 aside), with the suffixes of
-their names (Warp's: ``vec3ub`` is a vector of uint8)."""
+their names (Warp's: ``vec3ub`` is a vector of uint8).  Warp predefines no vector or
+matrix of bool: ``vector(3, bool)`` makes one on demand (``vec3bool``)."""
+
+BOOL = np.dtype(np.bool_)
+
+ALL_SCALARS = tuple(_DTYPE_SUFFIXES) + (np.dtype(np.float16),)
+"""Every scalar type numba_sim names (float16 as storage only)."""
 
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 """The scalar types of quaternions and transforms (and of the spatial types)."""
@@ -80,6 +93,11 @@ class ValueSpec:
         return self.names[0]
 
     @property
+    def warp_name(self):
+        """The name Warp prints (``vec3f``, ``mat22d``, ``quatf``)."""
+        return self.names[len(_DTYPE_SUFFIXES[self.dtype]) - 1]
+
+    @property
     def scalar_type(self):
         return self.dtype.type
 
@@ -100,7 +118,8 @@ class ValueSpec:
 def _build_table():
     """Warp's predefined value types (the aliases of warp/types.py, float16 aside)."""
     f32, f64 = FLOAT_DTYPES
-    table = [ValueSpec(KIND_VEC, (n,), dt) for dt in _DTYPE_SUFFIXES for n in (2, 3, 4)]
+    table = [ValueSpec(KIND_VEC, (n,), dt) for dt in _DTYPE_SUFFIXES if dt != BOOL
+             for n in (2, 3, 4)]
     table += [ValueSpec(KIND_MAT, (n, n), dt) for dt in (f32, f64) for n in (2, 3, 4)]
     table += [ValueSpec(KIND_QUAT, (4,), dt) for dt in (f32, f64)]
     table += [ValueSpec(KIND_TRANSFORM, (7,), dt) for dt in (f32, f64)]
@@ -146,7 +165,7 @@ def find_spec(kind, dtype, shape):
     if spec is not None or kind not in (KIND_VEC, KIND_MAT):
         return spec
     valid_shape = len(shape) == (1 if kind == KIND_VEC else 2) and all(
-        isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1 for n in shape)
+        isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in shape)
     if not valid_shape or dtype not in _DTYPE_SUFFIXES:
         return None
     return _make_generic(ValueSpec(kind, tuple(int(n) for n in shape), dtype))
@@ -206,24 +225,141 @@ def _operations():
     return operations
 
 
-def _getitem(value, index):
-    spec = value.spec
-    storage = value._storage
-    if isinstance(index, tuple):
-        if spec.kind != "mat" or len(index) != 2:
-            raise IndexError(f"{spec.name} takes a single index, not {index!r}")
-        return storage[_check_index(index[0], spec.shape[0], spec), _check_index(index[1], spec.shape[1], spec)]
-    i = _check_index(index, spec.shape[0], spec)
-    if spec.kind == "mat":
-        return CLASSES[row_spec(spec)]._from_components(list(storage[i]))
-    return storage[i]
+def _builtin(name):
+    """The public builtin *name* of the package (``mod``), found when first used: the
+    builtins are declared after this module (the same cycle as :func:`_operations`)."""
+    return getattr(sys.modules[__name__.rpartition(".")[0]], name)
 
 
-def _check_index(index, bound, spec):
+def _is_scalar(x):
+    return isinstance(x, (int, float, np.number, np.bool_))
+
+
+def _is_sequence(x):
+    return hasattr(x, "__len__") and not isinstance(x, (str, bytes, Value)) and np.ndim(x) > 0
+
+
+def _scalar_name(dtype):
+    return "bool" if dtype.kind == "b" else dtype.name
+
+
+def _store_scalar(spec, x):
+    """*x* as a component of *spec* (a NumPy scalar); ints wrap to the width of an int
+    dtype, as Warp's ctypes storage does.  TypeError (Warp's words) for a non-scalar, or a
+    float stored into an int type."""
+    if not _is_scalar(x) or (spec.dtype.kind in "iu" and not isinstance(x, (int, np.integer,
+                                                                            np.bool_))):
+        raise TypeError(f"Expected to assign a `{_scalar_name(spec.dtype)}` value but got "
+                        f"`{type(x).__name__}` instead")
+    if spec.dtype.kind == "b":
+        return np.bool_(x)
+    return scalar_rule.convert(int(x) if isinstance(x, (np.integer, np.bool_)) else x,
+                               spec.scalar_type)
+
+
+class ArgumentCountError(ValueError, TypeError):
+    """A constructor given a wrong number of scalars: Warp raises ValueError, compiled code
+    a TypeError (a typing error); either catches it."""
+
+
+def _constructor_args(spec, args):
+    """Warp's Python constructor forms brought to the operation table's: one sequence
+    (tuple, list, NumPy array) is unpacked, a matrix's rows given as sequences are flattened,
+    Python ints wrap to an int type, and a wrong count of scalars is Warp's ValueError.
+    A transform takes (p, q) as sequences too, and a lone sequence is its p (Warp's)."""
+    if spec.kind == KIND_TRANSFORM and 1 <= len(args) <= 2 and _is_sequence(args[0]):
+        p, q = (args + ((0, 0, 0, 1),))[:2]
+        return (CLASSES[vec_spec(3, spec.dtype)](p),
+                q if isinstance(q, Value) else CLASSES[find_spec(KIND_QUAT, spec.dtype, (4,))](q))
+    if len(args) == 1 and _is_sequence(args[0]):
+        return _constructor_args(spec, tuple(args[0]))
+    if spec.kind == KIND_MAT and len(args) == spec.shape[0] != spec.size \
+            and any(_is_sequence(a) for a in args):
+        for row in args:
+            if not _is_sequence(row) or len(row) != spec.shape[1]:
+                raise TypeError(f"Invalid argument in matrix constructor, expected row of length "
+                                f"{spec.shape[1]}, got {row}")
+        args = tuple(x for row in args for x in row)
+    if all(_is_scalar(a) for a in args):
+        if spec.kind in (KIND_VEC, KIND_MAT) and len(args) not in (0, 1, spec.size):
+            kind, order = ("vector", "") if spec.kind == KIND_VEC else ("matrix", " (by rows)")
+            raise ArgumentCountError(
+                f"{spec.name}() takes no argument (zeros), one scalar (fill) or {spec.size} "
+                f"scalars{order}. Invalid number of arguments in {kind} constructor, expected "
+                f"{spec.size} elements, got {len(args)}")
+        if spec.dtype.kind != "f":
+            args = tuple(_store_scalar(spec, a) if isinstance(a, (int, np.bool_)) else a
+                         for a in args)
+    return args
+
+
+def _wrap(spec, part):
+    """A piece of *spec*'s storage as Warp returns it: a scalar, or a new vector or matrix
+    of the piece's shape."""
+    if part.ndim == 0:
+        return part[()]
+    kind = KIND_VEC if part.ndim == 1 else KIND_MAT
+    return CLASSES[find_spec(kind, spec.dtype, part.shape)]._from_components(part.reshape(-1))
+
+
+def _index(index, bound, spec):
     index = int(index)
     if not -bound <= index < bound:
         raise IndexError(f"index {index} is out of range for {spec.name} (size {bound})")
     return index
+
+
+def _key(value, key):
+    """*key* checked as Warp checks it: a vector takes an int or a slice, a matrix an int,
+    a slice or a pair of them; KeyError (Warp's words) otherwise."""
+    spec = value.spec
+    if spec.kind != KIND_MAT:
+        if isinstance(key, slice):
+            return key
+        if isinstance(key, (int, np.integer)):
+            return _index(key, spec.length, spec)
+        raise KeyError(f"Invalid key {key}, expected int or slice")
+    if isinstance(key, tuple):
+        if len(key) != 2:
+            raise KeyError(f"Invalid key, expected one or two indices, got {len(key)}")
+        return tuple(k if isinstance(k, slice) else _key_part(k, n, spec, key)
+                     for k, n in zip(key, spec.shape))
+    if isinstance(key, slice):
+        return key
+    return _key_part(key, spec.shape[0], spec, key)
+
+
+def _key_part(k, bound, spec, key):
+    if not isinstance(k, (int, np.integer)):
+        raise KeyError(f"Invalid key {key}, expected int or pair of ints")
+    return _index(k, bound, spec)
+
+
+def _assign(value, key, new):
+    """``value[key] = new`` with Warp's checks and words."""
+    spec = value.spec
+    key = _key(value, key)
+    target = value._storage[key]
+    if np.ndim(target) == 0 or _is_scalar(new):
+        value._storage[key] = _store_scalar(spec, new)
+        return
+    if not hasattr(new, "__iter__"):
+        raise TypeError(f"Expected to assign a slice from a sequence of values but got "
+                        f"`{type(new).__name__}` instead")
+    items = list(new)
+    if np.ndim(target) == 2:  # matrix rows: one sequence per row
+        items = [x for row in items for x in (row if _is_sequence(row) or isinstance(row, Value)
+                                              else (row,))]
+    for x in items:
+        if not _is_scalar(x):
+            raise TypeError(f"Expected to assign a slice from a sequence of "
+                            f"`{_scalar_name(spec.dtype)}` values but got `{type(x).__name__}` "
+                            "instead")
+    if len(items) != np.size(target):
+        raise ValueError(f"Can only assign sequence of same size: {spec.name}[{key!r}] has "
+                         f"{np.size(target)} components, got {len(items)}")
+    value._storage[key] = np.array([_store_scalar(spec, x) for x in items],
+                                   dtype=spec.dtype).reshape(np.shape(target))
 
 
 def _getattr(value, name):
@@ -231,33 +367,56 @@ def _getattr(value, name):
         raise AttributeError(name)
     found = attribute_slice(value.spec, name)
     if found is None:
-        raise AttributeError(f"{value.spec.name} has no attribute {name!r}")
+        raise AttributeError(f"'{value.spec.warp_name}' object has no attribute '{name}'")
     start, stop, result_spec = found
     flat = value._storage.reshape(-1)
     if result_spec is None:
         return flat[start]
-    return CLASSES[result_spec]._from_components(list(flat[start:stop]))
+    return CLASSES[result_spec]._from_components(flat[start:stop])
 
+
+def _scalar_repr(dtype, x):
+    """A component as Warp prints it: int32, float32 and bool bare, others named
+    (``float64(1.0)``)."""
+    plain = x.item()
+    if dtype in (np.dtype(np.int32), np.dtype(np.float32), np.dtype(np.bool_)):
+        return repr(plain)
+    return f"{dtype.name}({plain!r})"
 
 
 class Value:
-    """Base of all value-type classes; instances are immutable."""
+    """Base of all value-type classes.  As Warp's, instances are mutable (``v[0] = 1.0``,
+    ``v.x = 1.0``, ``m[0, 1] = 2.0``, ``m[1] = row``) and so not hashable."""
 
     __slots__ = ("_storage",)
     spec: ValueSpec = None
     __array_ufunc__ = None  # NumPy scalars defer to our operators (np.float32(2) * v is a vec)
+    __hash__ = None
 
-    def __new__(cls, *args):
-        return _operations().construct_python(cls, args)
+    def __new__(cls, *args, **kwargs):
+        if kwargs:  # Warp's transform(p=..., q=...)
+            if cls.spec.kind != KIND_TRANSFORM or args or not set(kwargs) <= {"p", "q"}:
+                raise TypeError(f"{cls.__name__}() takes no keyword arguments except a "
+                                f"transform's p and q, not {', '.join(kwargs)}")
+            args = (kwargs.get("p", (0, 0, 0)), kwargs.get("q", (0, 0, 0, 1)))
+        return _operations().construct_python(cls, _constructor_args(cls.spec, args))
 
     @classmethod
     def _from_components(cls, components):
         """Build an instance from flat storage components (no checks)."""
         self = object.__new__(cls)
-        storage = np.array(components, dtype=cls.spec.dtype).reshape(cls.spec.shape)
-        storage.flags.writeable = False
-        self._storage = storage
+        object.__setattr__(self, "_storage", np.array(components, dtype=cls.spec.dtype)
+                           .reshape(cls.spec.shape))
         return self
+
+    @classmethod
+    def from_ptr(cls, ptr):
+        """A new value holding a copy of the bytes at address *ptr* (Warp's ``from_ptr``)."""
+        if not ptr:
+            raise RuntimeError("NULL pointer exception")
+        size = cls.spec.size * cls.spec.dtype.itemsize
+        raw = (ctypes.c_char * size).from_address(int(ptr))
+        return cls._from_components(np.frombuffer(raw, dtype=cls.spec.dtype).copy())
 
     def _components(self):
         """Flat storage as a list of NumPy scalars."""
@@ -271,19 +430,24 @@ class Value:
         for i in range(len(self)):
             yield self[i]
 
-    def __getitem__(self, index):
-        return _getitem(self, index)
+    def __getitem__(self, key):
+        return _wrap(self.spec, self._storage[_key(self, key)])
+
+    def __setitem__(self, key, new):
+        _assign(self, key, new)
 
     def __getattr__(self, name):
         return _getattr(self, name)
 
-    def __setattr__(self, name, value):
-        if name == "_storage" and not hasattr(self, "_storage"):
-            object.__setattr__(self, name, value)
+    def __setattr__(self, name, new):
+        found = attribute_slice(self.spec, name)
+        if found is None:
+            if name and not name.strip(COMPONENT_NAMES):  # asks for a component: Warp's error
+                raise AttributeError(f"'{self.spec.warp_name}' object has no attribute '{name}'")
+            object.__setattr__(self, name, new)  # other names are attributes, as in Warp
             return
-        raise AttributeError(
-            f"{type(self).__name__} values are immutable; build a new value instead"
-        )
+        start, stop, _ = found
+        _assign(self, slice(start, stop) if stop - start > 1 else start, new)
 
     def __array__(self, dtype=None, copy=None):
         storage = self._storage
@@ -291,17 +455,37 @@ class Value:
             return storage.astype(dtype)
         return storage.copy() if copy else storage
 
+    def __bytes__(self):
+        """The raw storage, as ``bytes()`` of Warp's ctypes values."""
+        return self._storage.tobytes()
+
+    def __eq__(self, other):
+        """Warp's Python equality: same length and equal components, against any sequence."""
+        if not hasattr(other, "__len__") or isinstance(other, str) or len(other) != len(self):
+            return False
+        return all(not (a != b) for a, b in zip(self, other))
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __mod__(self, other):
+        return _builtin("mod")(self, other)
+
+    def __rmod__(self, other):
+        return _builtin("mod")(other, self)
+
     def __repr__(self):
-        def text(items):
-            return ", ".join(str(x) for x in items)  # NumPy's shortest round-trip digits
-
+        items = ", ".join(_scalar_repr(self.spec.dtype, x) for x in self._storage.reshape(-1))
         if self.spec.kind == KIND_MAT:
-            rows = ", ".join(f"({text(row)})" for row in self._storage)
-            return f"{type(self).__name__}({rows})"
-        return f"{type(self).__name__}({text(self._storage)})"
+            rows = np.array(items.split(", "), dtype=object).reshape(self.spec.shape)
+            items = ", ".join(f"[{', '.join(row)}]" for row in rows)
+        return f"{self.spec.warp_name}([{items}])"
 
-    def __hash__(self):
-        return hash((self.spec.name, self._storage.tobytes()))
+    def __str__(self):
+        """Warp's: ``[1.0, 2.0]``; a matrix's rows one a line."""
+        if self.spec.kind == KIND_MAT:
+            return "[" + ",\n ".join(str(row) for row in self) + "]"
+        return f"[{', '.join(str(x.item()) for x in self._storage)}]"
 
     def __reduce__(self):
         spec = self.spec
@@ -309,10 +493,38 @@ class Value:
         return _unpickle, (spec.kind, spec.shape, spec.dtype.str, flat)
 
     def __copy__(self):
-        return self
+        return type(self)._from_components(self._storage.reshape(-1))
 
     def __deepcopy__(self, memo):
-        return self
+        return self.__copy__()
+
+
+class MatrixValue(Value):
+    """Base of the matrix classes: Warp's row and column access."""
+
+    __slots__ = ()
+
+    def _line(self, axis, index):
+        bound = self.spec.shape[axis]
+        if not isinstance(index, (int, np.integer)) or not -bound <= index < bound:
+            raise IndexError(f"Invalid {('row', 'column')[axis]} index")
+        return (int(index), slice(None)) if axis == 0 else (slice(None), int(index))
+
+    def get_row(self, r):
+        """Row *r* as a new vector."""
+        return self[self._line(0, r)]
+
+    def get_col(self, c):
+        """Column *c* as a new vector."""
+        return self[self._line(1, c)]
+
+    def set_row(self, r, v):
+        """Set row *r* to *v* (a scalar for every component, or one value per column)."""
+        self[self._line(0, r)] = v
+
+    def set_col(self, c, v):
+        """Set column *c* to *v* (a scalar for every component, or one value per row)."""
+        self[self._line(1, c)] = v
 
 
 def _install_operators():
@@ -322,7 +534,6 @@ def _install_operators():
     binary = {
         "add": operator.add, "sub": operator.sub, "mul": operator.mul,
         "truediv": operator.truediv, "matmul": operator.matmul,
-        "eq": operator.eq, "ne": operator.ne,
     }
 
     def make_binary(op):
@@ -338,9 +549,8 @@ def _install_operators():
         method, reflected = make_binary(op)
         method.__name__ = f"__{name}__"
         setattr(Value, method.__name__, method)
-        if name not in ("eq", "ne"):
-            reflected.__name__ = f"__r{name}__"
-            setattr(Value, reflected.__name__, reflected)
+        reflected.__name__ = f"__r{name}__"
+        setattr(Value, reflected.__name__, reflected)
 
     for name, op in {"neg": operator.neg, "pos": operator.pos}.items():
         def method(self, _op=op):
@@ -358,8 +568,8 @@ def _make_class(spec, module="numba_sim"):
     matrices made on demand in ``numba_sim.types`` (``numba_sim.types.vec5``)."""
     doc = (f"Warp's ``{spec.name}``: {spec.kind} of shape {spec.shape}, "
            f"{spec.dtype.name} storage.")
-    return type(spec.name, (Value,), {"__slots__": (), "spec": spec, "__doc__": doc,
-                                      "__module__": module})
+    base = MatrixValue if spec.kind == KIND_MAT else Value
+    return type(spec.name, (base,), {"spec": spec, "__doc__": doc, "__module__": module})
 
 
 CLASSES = {spec: _make_class(spec) for spec in VALUE_TABLE}
@@ -376,8 +586,9 @@ PUBLIC_NAMES = {name: CLASSES[spec] for spec in VALUE_TABLE for name in spec.nam
 # --------------------------------------------------------------------------
 # Type factories (Warp's warp.types.vector, matrix, quaternion, transformation)
 
-_PYTHON_SCALARS = {float: np.dtype(np.float32), int: np.dtype(np.int32)}
-"""Python's ``float`` and ``int`` as a dtype mean float32 and int32 (Warp's rule)."""
+_PYTHON_SCALARS = {float: np.dtype(np.float32), int: np.dtype(np.int32), bool: BOOL}
+"""Python's ``float``, ``int`` and ``bool`` as a dtype mean float32, int32 and bool (Warp's
+rule)."""
 
 
 def scalar_dtype(dtype, parameter="dtype", allowed=None):
@@ -402,9 +613,11 @@ def scalar_dtype(dtype, parameter="dtype", allowed=None):
     return resolved
 
 
-def _positive_int(value, parameter):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise TypeError(f"{parameter} must be a positive int, not {value!r}")
+def _count(value, parameter):
+    """A vector's length or a matrix's rows / columns: an int >= 0 (Warp has empty vectors
+    and matrices: the result of slicing past the end, ``v[4:]``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise TypeError(f"{parameter} must be an int >= 0, not {value!r}")
     return int(value)
 
 
@@ -416,7 +629,7 @@ def vector(length, dtype=float):
     predefined types come back as themselves (``vector(3, float32) is vec3``,
     ``vector(6, float64) is spatial_vectord``).
     """
-    length = _positive_int(length, "length")
+    length = _count(length, "length")
     return CLASSES[find_spec(KIND_VEC, scalar_dtype(dtype), (length,))]
 
 
@@ -425,7 +638,7 @@ def matrix(shape, dtype=float):
     rows and columns of any size, square or not, and every scalar type of :func:`vector`."""
     if not isinstance(shape, (tuple, list)) or len(shape) != 2:
         raise TypeError(f"shape must be a (rows, cols) tuple, not {shape!r}")
-    rows, cols = (_positive_int(n, f"shape[{i}]") for i, n in enumerate(shape))
+    rows, cols = (_count(n, f"shape[{i}]") for i, n in enumerate(shape))
     return CLASSES[find_spec(KIND_MAT, scalar_dtype(dtype), (rows, cols))]
 
 
@@ -437,3 +650,18 @@ def quaternion(dtype=float):
 def transformation(dtype=float):
     """The transform type of *dtype*, float32 or float64 (Warp's ``warp.types.transformation``)."""
     return CLASSES[find_spec(KIND_TRANSFORM, scalar_dtype(dtype, allowed=FLOAT_DTYPES), (7,))]
+
+
+def types_equal(a, b):
+    """Whether *a* and *b* name the same type (Warp's ``warp.types.types_equal``): value
+    classes of one spec, or scalar types of one dtype (``float`` and ``float32`` are equal,
+    as Python's float means float32)."""
+    if a is b:
+        return True
+    specs = [getattr(t, "spec", None) for t in (a, b)]
+    if specs[0] is not None or specs[1] is not None:
+        return specs[0] == specs[1]
+    try:
+        return scalar_dtype(a, allowed=ALL_SCALARS) == scalar_dtype(b, allowed=ALL_SCALARS)
+    except TypeError:
+        return a == b

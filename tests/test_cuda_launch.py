@@ -278,6 +278,7 @@ def test_fast_launch_declines_what_it_does_not_check(recorded_fast_launch, monke
     assert declined((5, 2**31))  # out of int32's range: the binding's error
     assert declined((3, (0.1, 0.2, 0.3)))  # a tuple for a vec3: the binding converts it
     assert declined(dim=0) and declined(dim=2**31) and declined(dim=(1000,))
+    assert declined(dim=1001)  # past points and weights, indexed with the thread index
     assert declined(device="cuda:1") and declined(stream=0)
     assert fast(1000, plain_many_inputs(1000)[:-1], [], None, None) is False
     monkeypatch.setattr(sim.config, "_mode", "debug")

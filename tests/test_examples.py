@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import numba_sim as sim
+from numba_sim import __main__ as numba_main
 from numba_sim.examples import dem, particles, sph
 
 
@@ -99,6 +100,15 @@ def test_particles_bounce_on_the_ground():
     assert heights.min() >= 0.0 and heights.max() < 3.0
 
 
+def test_recorded_positions_are_snapshots_that_the_next_step_leaves_alone():
+    example = particles.Example(n=500, substeps=2)
+    first = example.positions()
+    kept = first.copy()
+    example.step()
+    assert np.array_equal(first, kept)
+    assert not np.array_equal(example.positions(), first)
+
+
 @pytest.mark.parametrize("out", ["particles.png", "particles.gif"])
 def test_command_line_runs_a_demo_and_writes_a_picture(tmp_path, out):
     path = tmp_path / out
@@ -138,3 +148,69 @@ def test_demo_kernels_compile_and_link_for_cuda_offline(kernel, inputs):
     library = kernel.compile("cuda", inputs, cc=(7, 5))
     cubin = bytes(library.get_cubin(cc=(7, 5)).code)
     assert cubin[:4] == b"\x7fELF"
+
+
+def test_a_physics_demo_runs_from_the_command_line(tmp_path):
+    """The physics demos are registered; one runs a few frames and writes a picture (the
+    next test steps both in this process)."""
+    from numba_sim import examples
+    from numba_sim.examples import cloth, softbody
+
+    assert examples.load("cloth") is cloth.Example
+    assert examples.load("softbody") is softbody.Example
+    path = tmp_path / "softbody.png"
+    result = subprocess.run([sys.executable, "-m", "numba_sim", "run", "softbody", "--frames",
+                             "3", "--out", str(path)], capture_output=True, text=True,
+                            timeout=600, env=dict(os.environ, MPLBACKEND="Agg"))
+    assert result.returncode == 0, result.stderr
+    assert "3 frames" in result.stdout
+    assert path.read_bytes()[:4] == b"\x89PNG" and path.stat().st_size > 10_000
+
+
+def test_the_cloth_demo_drapes_over_its_sphere_and_the_softbody_beams_land():
+    from numba_sim.examples import cloth, softbody
+
+    example = cloth.Example(width=16, height=8)  # the demo's scene, a coarser sheet
+    start = example.positions().copy()
+    for _ in range(60):
+        example.step()
+    q = example.positions()
+    assert np.isfinite(q).all()
+    assert q[:, 1].min() > -0.05  # held by the ground
+    assert (q[:, 1] < start[:, 1] - 1.0).any()  # the free side fell more than a metre
+
+    example = softbody.Example()
+    for _ in range(60):
+        example.step()
+    q = example.positions()
+    assert np.isfinite(q).all() and q[:, 1].min() > -0.05
+    assert q[:, 1].max() < 0.95  # both beams came down onto the sphere (their top: 1.0) ...
+    assert q[:, 1].max() > 0.6  # ... and rest on it (its top is at 0.6)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--frames", "0"], "argument --frames: expected a number of frames >= 1, got 0"),
+    (["--device", "gpu"], "argument --device: expected cpu, cuda or cuda:N, got 'gpu'"),
+    (["--out", "picture.jpg"], "argument --out: expected a .png or .gif file"),
+    (["--out", "/no/such/directory/x.png"], "argument --out: cannot write into"),
+    (["--device", "cuda"], "argument --device: no CUDA GPU is available"),
+])
+def test_command_line_checks_its_arguments_before_it_simulates(arguments, message):
+    if "cuda" in arguments:
+        from numba import cuda
+
+        if cuda.is_available():
+            pytest.skip("a CUDA GPU is available here: --device cuda is valid")
+    result = subprocess.run([sys.executable, "-m", "numba_sim", "run", "particles", *arguments],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith(f"numba-sim run: error: {message}")
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_run_help_shows_each_demos_defaults():
+    result = subprocess.run([sys.executable, "-m", "numba_sim", "run", "--help"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0
+    for name, frames in numba_main.DEFAULT_FRAMES.items():
+        assert f"{name:10s} {frames:4d} frames" in result.stdout

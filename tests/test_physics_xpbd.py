@@ -216,7 +216,8 @@ def test_bad_arguments_are_value_errors(rope):
         solver.step(rope.state(), rope.state(), None, None, -1.0)
 
 
-XPBD_KERNELS = ["predict_kernel", "distance_kernel", "bending_constraint_kernel",
+XPBD_KERNELS = ["predict_kernel", "zero_lambdas_kernel", "distance_kernel",
+                "bending_constraint_kernel",
                 "tetrahedron_constraint_kernel", "shape_contact_constraint_kernel",
                 "particle_contact_constraint_kernel", "apply_deltas_kernel", "finish_kernel"]
 
@@ -234,7 +235,8 @@ def test_every_xpbd_kernel_compiles_for_cuda_offline(name, private_device_code_c
     lam = np.zeros(4, np.float32)
     inputs = {
         "predict_kernel": [x, x, f, m.particle_inv_mass, m.particle_flags,
-                           sim.vec3(0.0, 0.0, -G), 1e-3, x, x, f],
+                           sim.vec3(0.0, 0.0, -G), 1e-3, f, x, x, f],
+        "zero_lambdas_kernel": [lam, lam, np.zeros((m.tet_count, 2), np.float32)],
         "distance_kernel": [x, x, m.particle_inv_mass, m.spring_indices, m.spring_rest_length,
                             m.spring_stiffness, m.spring_damping, 1e-3, lam, f],
         "bending_constraint_kernel": [x, m.particle_inv_mass, m.edge_indices, m.edge_rest_angle,

@@ -212,9 +212,9 @@ def test_warp_internals_are_placeholders_that_fail_when_used():
     codegen, = wpc.warp_internal("warp._src.codegen", "codegen")
     with pytest.raises(NotImplementedError, match="warp._src.codegen.codegen.Var is part of Warp"):
         codegen.Var()
-    assert wpc.warp_module("_src").types.float_types == (np.float32, np.float64)
+    assert wpc.warp_module("_src").types.float_types == (sim.float32, sim.float64)
     assert wpc.warp_internal("warp._src.types", "np_dtype_to_warp_type")[0][np.dtype("int8")] \
-        is np.int8
+        is sim.int8
     assert Path(wpc.warp_module("examples").get_asset_directory()).is_dir()
 
 
@@ -228,3 +228,149 @@ def test_compat_defines_no_kernel_language():
                       "from numba ", "from numba.", "numba_sim.builtins", "numba_sim.typing",
                       "numba_sim.lowering"):
         assert forbidden not in source, forbidden
+
+
+# --------------------------------------------------------------------------
+# Rewrite 0's guards, the out-of-scope type placeholders, .list(), the assets
+
+
+GUARD_SOURCE = '''\
+import unittest
+import warp as wp
+from warp.fem import Sample
+from warp.tests.unittest_utils import *
+
+devices = get_test_devices()
+
+@wp.struct
+class UsesWarpInternal:
+    s: Sample
+
+@wp.struct
+class Plain:
+    x: float
+
+@wp.kernel
+def plain_kernel(a: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = 1.0
+
+def test_plain(test, device):
+    a = wp.zeros(2, dtype=float, device=device)
+    wp.launch(plain_kernel, dim=2, inputs=[a], device=device)
+    test.assertEqual(a.list(), [1.0, 1.0])
+
+def test_internal(test, device):
+    UsesWarpInternal()
+
+class TestGuard(unittest.TestCase):
+    pass
+
+for dtype in (wp.float32, wp.float16, wp.bfloat16, wp.vec3h):
+    if getattr(dtype, "_wp_scalar_type_", dtype) is not wp.float16:
+        add_function_test(TestGuard, f"test_plain_{dtype.__name__}", test_plain, devices=devices)
+add_function_test(TestGuard, "test_internal", test_internal, devices=devices)
+add_kernel_test(TestGuard, kernel=plain_kernel, name="test_registered", dim=1,
+                inputs=[UsesWarpInternal()], devices=devices)
+'''
+
+
+def _port_and_import(source, names, directory, module_name):
+    """Port *source* (Warp's cases *names*) and import it from a file (kernels need one)."""
+    cases = [{"class": "TestGuard", "name": n, "uses": [], "no_devices": False} for n in names]
+    text, entry = port.generate("test_guard.py", source, cases, "1.0")
+    path = directory / f"{module_name}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return text, entry, module
+
+
+def test_a_failing_module_level_definition_fails_only_the_cases_that_use_it(tmp_path):
+    names = ["test_plain_float32_cpu", "test_plain_bfloat16_cpu", "test_internal_cpu",
+             "test_registered_cpu"]
+    text, entry, module = _port_and_import(GUARD_SOURCE, names, tmp_path, "guard_probe")
+    assert entry["rewrites"]["guarded_definitions"] == 3   # the two structs and the kernel
+    assert entry["rewrites"]["guarded_registrations"] == 1  # inputs=[UsesWarpInternal()]
+    assert "except Exception as _error:\n    UsesWarpInternal = wpc.failed_definition(" in text
+    assert "wpc.out_of_scope_type('bfloat16')" in text
+    assert isinstance(module.UsesWarpInternal, wpc.FailedDefinition)
+    assert isinstance(module.Plain, type)                   # a guard changes nothing that works
+    result = unittest.TestResult()
+    unittest.defaultTestLoader.loadTestsFromTestCase(module.TestGuard).run(result)
+    failed = {test.id().rsplit(".", 1)[1]: text for test, text in result.errors + result.failures}
+    assert set(failed) == {"test_internal_cpu", "test_registered_cpu"}
+    assert "UsesWarpInternal could not be defined: NotImplementedError: warp.fem.Sample" \
+        in failed["test_internal_cpu"]
+    assert "test_registered could not be registered: ModuleLevelDefinitionError: " \
+        "UsesWarpInternal could not be defined" in failed["test_registered_cpu"]
+    skipped = {test.id().rsplit(".", 1)[1]: why for test, why in result.skipped}
+    assert skipped["test_plain_bfloat16_cpu"] == "out of scope: bf16"
+    assert result.testsRun - len(result.skipped) == 3   # test_plain_float32 ran and passed
+
+
+def test_guards_keep_multiline_strings_and_what_the_module_needs():
+    source = ('import warp as wp\n\nTEXT = """line one\nline two"""\n\n'
+              '@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    """doc\n    more"""\n'
+              '    a[0] = 1.0\n\nK = wp.constant(2.0)\nprint(K)\n')
+    tree = ast.parse(source)
+    guarded = port.guardable(tree, port.definitions(tree), set())
+    assert [port._defined_name(stmt) for stmt, _ in guarded] == ["k"]   # K: module code uses it
+    text, counts = port.rewrite_source(source, (), guarded)
+    assert '    def k(a: sim.array(dtype=float)):\n        """doc\n    more"""\n' in text
+    assert 'TEXT = """line one\nline two"""' in text and counts["guarded_definitions"] == 1
+
+
+def test_out_of_scope_types_are_placeholders_that_fail_only_when_used():
+    f16, bf16, vec3h = (wpc.out_of_scope_type(n) for n in ("float16", "bfloat16", "vec3h"))
+    assert f16 is wpc.out_of_scope_type("float16") is wpc.out_of_scope_type("half")
+    assert (f16.__name__, vec3h.__name__, vec3h._wp_scalar_type_) == ("float16", "vec3h", f16)
+    assert getattr(bf16, "_wp_scalar_type_", bf16) is bf16
+    with pytest.raises(NotImplementedError, match=r"wp.bfloat16 is out of scope \(bf16\)"):
+        bf16(1.0)
+    with pytest.raises(NotImplementedError, match=r"wp.vec3h is out of scope \(fp16\)"):
+        vec3h[0]
+    with pytest.raises(ValueError, match="name: expected one of Warp's out-of-scope types"):
+        wpc.out_of_scope_type("float32")
+    assert wpc.warp_internal("warp._src.types", "float16")[0] is f16
+    text, counts = port.rewrite_source("import warp as wp\nx = (wp.float16, wp.types.vec3h, "
+                                       "wp.float32)\n")
+    assert "x = (wpc.out_of_scope_type('float16'), wpc.out_of_scope_type('vec3h'), " \
+           "sim.float32)" in text and counts["out_of_scope_types"] == 2
+
+
+def test_list_gives_python_values_as_warp():
+    text, counts = port.rewrite_source("import warp as wp\ny = a.to('cpu').list()\n"
+                                       "z = (a[::2].is_contiguous, np.is_contiguous)\n")
+    assert "y = wpc.list_(wpc.to_device(a, 'cpu'))" in text and counts["method_list"] == 1
+    assert "z = (wpc.is_contiguous(a[::2]), np.is_contiguous)" in text
+    assert counts["attribute_is_contiguous"] == 1
+    b = np.zeros((4, 3))
+    assert wpc.is_contiguous(b) and not wpc.is_contiguous(b[::2])
+    values = wpc.list_(np.arange(4, dtype=np.int32).reshape(2, 2))
+    assert values == [0, 1, 2, 3] and all(type(v) is int for v in values)
+    assert wpc.list_(np.array([True, False])) == [True, False]
+
+    @sim.struct
+    class ListProbe:
+        i: int
+        v: sim.vec3
+
+    a = sim.zeros(2, dtype=ListProbe)
+    a[1]["i"] = 7
+    listed = wpc.list_(a)
+    assert [type(s) for s in listed] == [ListProbe, ListProbe] and listed[1].i == 7
+    assert listed[0].v == sim.vec3(0.0, 0.0, 0.0)
+    with pytest.raises(TypeError, match="not one struct class's"):
+        wpc.list_(np.zeros(2, dtype=[("zz", np.float32)]))
+
+
+def test_the_assets_the_ported_files_read_are_copied_with_a_notice():
+    source = ('import os\n# np.save("assets/old.npy")\n'
+              'x = np.load(os.path.join(os.path.dirname(__file__), "assets/pnoise_golden.npy"))\n')
+    assert port.referenced_assets(source, ["pnoise_golden.npy", "old.npy", "x.npy"]) \
+        == {"pnoise_golden.npy"}
+    notice = (REPO / "tests" / "warp_suite" / "assets" / "NOTICE.md").read_text()
+    assert "Apache" in notice and "`pnoise_golden.npy`" in notice

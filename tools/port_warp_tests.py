@@ -36,7 +36,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 import time
 import tokenize
 import xml.etree.ElementTree as ET
@@ -157,6 +156,12 @@ METHOD_REWRITES = {
     "zero_": (0, "wpc.zero_({0})"),
     "fill_": (1, "wpc.fill_({0}, {1})"),
     "assign": (1, "wpc.assign({0}, {1})"),
+    "list": (0, "wpc.list_({0})"),
+}
+
+ATTRIBUTE_REWRITES = {
+    # Warp array property -> replacement template
+    "is_contiguous": "wpc.is_contiguous({0})",
 }
 
 HOST_NAMES = (
@@ -164,6 +169,14 @@ HOST_NAMES = (
     "get_cuda_device_count", "get_cuda_devices", "get_devices", "init", "is_cpu_available",
     "is_cuda_available", "ones_like", "synchronize_device",
 )  # the same list as tests/warp_suite/_warp_compat.py's HOST_NAMES (checked on port)
+
+OUT_OF_SCOPE_TYPES = ("float16", "bfloat16", "half") + tuple(
+    f"{composite}h" for composite in ("vec2", "vec3", "vec4", "mat22", "mat33", "mat44", "quat",
+                                      "transform", "spatial_vector", "spatial_matrix"))
+"""Warp's scalar types that are out of scope (fp16, bf16) and its composites of float16:
+Warp's tests name them at module level (a loop over every dtype registers one case per
+type), so they become placeholders (_warp_compat.py's ``out_of_scope_type``, which rejects
+a name it does not list)."""
 
 REWRITES = (
     ("unittest_utils", r"\bwarp\.tests\.unittest_utils\b", "warp_suite._warp_compat",
@@ -177,6 +190,10 @@ REWRITES = (
      "import warp as wp -> import numba_sim as sim (+ the compat module as wpc)"),
     ("import_warp", r"^([ \t]*)import warp$", r"\1import numba_sim as sim",
      "import warp -> import numba_sim as sim"),
+    ("out_of_scope_types", r"\b(?:wp|warp)\.(?:types\.)?(" + "|".join(OUT_OF_SCOPE_TYPES) + r")\b",
+     r"wpc.out_of_scope_type('\1')",
+     "wp.float16, wp.bfloat16, wp.vec3h, ... -> a compat placeholder (out of scope: fp16, "
+     "bf16) that fails, naming it, only when used as a type"),
     ("warp_submodule_uses", r"\b(?:wp|warp)\.(_src|optim|examples|sparse|fem|render|utils|"
      r"autograd|sim|jax_experimental)\b",
      r"wpc.warp_module('\1')",
@@ -202,21 +219,35 @@ def _line_offsets(data):
     return offsets
 
 
+def _module_receiver(node):
+    """Whether *node* is Warp's, NumPy's or numba_sim's module (its functions of these
+    names are not array methods)."""
+    return isinstance(node, ast.Name) and node.id in ("wp", "np", "warp", "sim")
+
+
 def _method_calls(tree):
+    """(node, rewrite key, template, receiver, arguments) of each array method call and
+    property to rewrite."""
+    called = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in METHOD_REWRITES and not node.keywords \
-                and len(node.args) == METHOD_REWRITES[node.func.attr][0] \
-                and not any(isinstance(a, ast.Starred) for a in node.args):
-            receiver = node.func.value
-            # never the module-level functions Warp's API or NumPy have under these names
-            if isinstance(receiver, ast.Name) and receiver.id in ("wp", "np", "warp", "sim"):
-                continue
-            yield node
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            called.add(id(node.func))
+            if node.func.attr in METHOD_REWRITES and not node.keywords \
+                    and len(node.args) == METHOD_REWRITES[node.func.attr][0] \
+                    and not any(isinstance(a, ast.Starred) for a in node.args) \
+                    and not _module_receiver(node.func.value):
+                yield (node, f"method_{node.func.attr}", METHOD_REWRITES[node.func.attr][1],
+                       node.func.value, node.args)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ATTRIBUTE_REWRITES \
+                and isinstance(node.ctx, ast.Load) and id(node) not in called \
+                and not _module_receiver(node.value):
+            yield (node, f"attribute_{node.attr}", ATTRIBUTE_REWRITES[node.attr], node.value, [])
 
 
 def rewrite_methods(source, counts):
-    """Warp array methods -> compat calls, by the syntax tree's positions (innermost first)."""
+    """Warp array methods and properties -> compat calls, by the syntax tree's positions
+    (innermost first)."""
     data = source.encode()
     while True:
         tree = ast.parse(data)
@@ -229,18 +260,18 @@ def rewrite_methods(source, counts):
             return (offsets[node.lineno - 1] + node.col_offset,
                     offsets[node.end_lineno - 1] + node.end_col_offset)
 
-        spans = [(span(c), c) for c in calls]
+        spans = [(span(c[0]), c) for c in calls]
         # innermost: no other matching call inside its span
         inner = [(s, c) for s, c in spans
                  if not any(o is not c and s[0] <= t[0] and t[1] <= s[1] and t != s
                             for t, o in spans)]
-        for (start, end), call in sorted(inner, key=lambda x: -x[0][0]):
+        for (start, end), (_, key, template, receiver, arguments) in sorted(
+                inner, key=lambda x: -x[0][0]):
             def text(node):
                 a, b = span(node)
                 return data[a:b].decode()
-            args = [text(call.func.value)] + [text(a) for a in call.args]
-            replacement = METHOD_REWRITES[call.func.attr][1].format(*args)
-            counts[f"method_{call.func.attr}"] += 1
+            replacement = template.format(text(receiver), *(text(a) for a in arguments))
+            counts[key] += 1
             data = data[:start] + replacement.encode() + data[end:]
 
 
@@ -284,24 +315,58 @@ def rewrite_imports(source, counts):
     return data.decode()
 
 
-def drop_definitions(source, dropped, counts):
-    """Definitions only out-of-scope cases use -> placeholders (defining them may already
-    need the out-of-scope feature: a ``vec3h`` annotation, a tile builtin)."""
+def _first_line(stmt):
+    return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+
+
+def _string_continuation_lines(source):
+    """The line numbers inside a multi-line string literal (after its first line): their
+    text is the string's, so they are never re-indented."""
     lines = source.splitlines(keepends=True)
-    for stmt, reason in sorted(dropped, key=lambda d: -d[0].lineno):
-        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
-        name = _defined_name(stmt)
-        placeholder = (f"{name} = wpc.out_of_scope_definition({name!r}, "
-                       f"{reason!r})  # tools/port_warp_tests.py: used only by out-of-scope "
-                       f"cases\n")
-        lines[first - 1:stmt.end_lineno] = [placeholder]
-        counts["out_of_scope_definitions"] += 1
+    inside = set()
+    for tok in tokenize.generate_tokens(iter(lines).__next__):
+        if tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
+            inside.update(range(tok.start[0] + 1, tok.end[0] + 1))
+    return inside
+
+
+GUARD = "try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail\n"
+ON_FAILURE = {
+    "definition": "except Exception as _error:\n    {name} = wpc.failed_definition({name!r}, _error)\n",
+    "registration": "except Exception as _error:\n    wpc.failed_registration({cls}, {name}, "
+                    "{devices}, _error)\n",
+}
+
+
+def replace_definitions(source, dropped, guarded, counts):
+    """Rewrite 0 on the module-level definitions: those only out-of-scope cases use ->
+    placeholders (defining them may already need the out-of-scope feature: a ``vec3h``
+    annotation, a tile builtin); the *guarded* ones (statement, what to do on failure) ->
+    ``try: <statement> except: <placeholder that raises the error when a case uses it>``."""
+    lines = source.splitlines(keepends=True)
+    in_strings = _string_continuation_lines(source)
+    edits = [(_first_line(stmt), stmt, reason) for stmt, reason in dropped] \
+        + [(_first_line(stmt), stmt, on_failure) for stmt, on_failure in guarded]
+    for first, stmt, what in sorted(edits, key=lambda e: -e[0]):
+        if isinstance(what, str):
+            name = _defined_name(stmt)
+            new = [f"{name} = wpc.out_of_scope_definition({name!r}, {what!r})  # "
+                   f"tools/port_warp_tests.py: used only by out-of-scope cases\n"]
+            counts["out_of_scope_definitions"] += 1
+        else:
+            kind, fields = what
+            body = [line if number in in_strings or not line.strip() else "    " + line
+                    for number, line in enumerate(lines[first - 1:stmt.end_lineno], first)]
+            body[-1] = body[-1] if body[-1].endswith("\n") else body[-1] + "\n"
+            new = [GUARD, *body, ON_FAILURE[kind].format(**fields)]
+            counts[f"guarded_{kind}s"] += 1
+        lines[first - 1:stmt.end_lineno] = new
     return "".join(lines)
 
 
-def rewrite_source(source, dropped=()):
+def rewrite_source(source, dropped=(), guarded=()):
     counts = collections.Counter()
-    source = drop_definitions(source, dropped, counts)
+    source = replace_definitions(source, dropped, guarded, counts)
     source = rewrite_imports(source, counts)
     source = rewrite_methods(source, counts)
     source, strings = _protect_strings(source)
@@ -353,6 +418,8 @@ def names(obj, depth=0, seen=None):
     if isinstance(obj, types.FunctionType):
         if obj.__module__ == module.__name__:
             out.add(obj.__name__)
+            # a closure (make_test(...).<locals>.test): the module-level factory holds its source
+            out.add(obj.__qualname__.split(".")[0])
         for cell in obj.__closure__ or ():
             try:
                 out |= names(cell.cell_contents, depth + 1, seen)
@@ -393,8 +460,8 @@ def enumerate_cases(rel):
 
 def _registration_call(node):
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in (
-                "add_function_test", "add_kernel_test", "add_function_test_register_kernel"):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) \
+                and sub.func.id in _REGISTRATIONS:
             return True
     return False
 
@@ -575,23 +642,131 @@ def droppable(rel, tree, table, users):
             if own:
                 candidates[id(stmt)] = (stmt, own)
     while True:
-        kept_signatures = [part for stmt in tree.body
-                           if isinstance(stmt, (ast.FunctionDef, ast.ClassDef))
-                           and id(stmt) not in candidates for part in _signature(stmt)]
-        helpers = [item for stmt in tree.body if isinstance(stmt, ast.ClassDef)
-                   for item in stmt.body if isinstance(item, ast.FunctionDef)
-                   and not item.name.startswith("test")]  # setUp, TestCase helpers
-        run = [stmt for stmt in module_level_statements(tree) if id(stmt) not in candidates]
-        # the registrations run too: the data they loop over is needed (the test functions
-        # they pass are not: an out-of-scope case is registered without calling it)
-        registered = {n.id for stmt in tree.body if _registration_call(stmt)
-                      for n in ast.walk(stmt) if isinstance(n, ast.Name)}
-        run += [d for name in registered for d in table.get(name, ())
-                if not isinstance(d, (ast.FunctionDef, ast.ClassDef))]
-        needed = {id(n) for n in reached(run + kept_signatures + helpers, table)}
-        keep = [key for key in candidates if key in needed]
+        keep = [key for key in candidates if key in _needed(tree, table, candidates, True)]
         if not keep:
             return list(candidates.values())
+        for key in keep:
+            del candidates[key]
+
+
+def _needed(tree, table, excluded, with_helpers, guarded_registrations=frozenset()):
+    """The ids of the module-level definitions that running the module needs when the
+    definitions in *excluded* (ids) are not run: module-level code, the data the
+    registrations loop over, the signatures of the definitions that stay and, with
+    *with_helpers*, what the TestCase classes' helper methods (setUp, ...) name (a guarded
+    registration, in *guarded_registrations*, needs nothing: its failure fails its cases)."""
+    kept_signatures = [part for stmt in tree.body
+                       if isinstance(stmt, (ast.FunctionDef, ast.ClassDef))
+                       and id(stmt) not in excluded for part in _signature(stmt)]
+    helpers = [item for stmt in tree.body if isinstance(stmt, ast.ClassDef)
+               for item in stmt.body if isinstance(item, ast.FunctionDef)
+               and not item.name.startswith("test")] if with_helpers else []
+    run = [stmt for stmt in module_level_statements(tree) if id(stmt) not in excluded]
+    # the registrations run too: the data they loop over is needed, and what they call
+    # (the test functions they pass are not: an out-of-scope case is registered without
+    # calling it)
+    passed, evaluated = _registration_names(tree, guarded_registrations)
+    run += [d for name in passed | evaluated for d in table.get(name, ())
+            if name in evaluated or not isinstance(d, (ast.FunctionDef, ast.ClassDef))]
+    return {id(n) for n in reached(run + kept_signatures + helpers, table)}
+
+
+_REGISTRATIONS = ("add_function_test", "add_kernel_test", "add_function_test_register_kernel")
+
+
+def _registration_names(tree, guarded=frozenset()):
+    """The names the registrations name: (those passed as an argument, those evaluated
+    otherwise, e.g. called to build an input)."""
+    passed, evaluated = set(), set()
+    for stmt in tree.body:
+        if not _registration_call(stmt) or id(stmt) in guarded:
+            continue
+        direct = set()
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) \
+                    and sub.func.id in _REGISTRATIONS:
+                direct |= {id(a) for a in sub.args + [k.value for k in sub.keywords]
+                           if isinstance(a, ast.Name)}
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Name) and sub.id not in _REGISTRATIONS:
+                (passed if id(sub) in direct else evaluated).add(sub.id)
+    return passed, evaluated
+
+
+_REGISTRATION_PARAMETERS = {
+    # Warp's registration helpers (unittest_utils.py): their leading parameters
+    "add_function_test": ("cls", "name", "func", "devices"),
+    "add_function_test_register_kernel": ("cls", "name", "func", "devices"),
+    "add_kernel_test": ("cls", "kernel", "dim", "name", "expect", "inputs", "devices"),
+}
+
+
+def _guardable_registration(stmt):
+    """For a module-level ``add_*_test(...)`` statement that evaluates more than names and
+    constants (``inputs=[Struct()]``): the source of its class, case name and devices (what
+    ``wpc.failed_registration`` registers as failing when the statement raises); else None."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Name)
+            and stmt.value.func.id in _REGISTRATION_PARAMETERS):
+        return None
+    call = stmt.value
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None
+                                                                 for k in call.keywords):
+        return None
+    bound = dict(zip(_REGISTRATION_PARAMETERS[call.func.id], call.args))
+    bound.update((k.arg, k.value) for k in call.keywords)
+    if "cls" not in bound or "name" not in bound or not all(
+            isinstance(n, (ast.Name, ast.Constant, ast.JoinedStr, ast.FormattedValue))
+            for key in ("cls", "name", "devices") if key in bound
+            for n in ast.walk(bound[key]) if not isinstance(n, ast.expr_context)):
+        return None
+    if not any(isinstance(n, (ast.Call, ast.Subscript, ast.Attribute)) for n in ast.walk(call)
+               if n is not call):
+        return None
+    devices = bound.get("devices")
+    return {"cls": ast.unparse(bound["cls"]), "name": ast.unparse(bound["name"]),
+            "devices": "get_test_devices()" if devices is None and call.func.id
+            == "add_kernel_test" else ast.unparse(devices) if devices is not None else "None"}
+
+
+def guardable(tree, table, dropped_lines):
+    """The module-level statements whose failure (a name numba_sim or the compat module
+    lacks, used in a decorator, an annotation or a value) must fail only the cases that use
+    them, not the import of the whole file, as (statement, (kind, fields)):
+    - registrations (``add_kernel_test(..., inputs=[S()])``) that evaluate more than names:
+      on failure, their cases are registered as failing with the error;
+    - the definitions that running the module does not need: the functions and classes
+      whose definition evaluates something (decorators, annotations, defaults, bases, a
+      class body) and the ``name = <expression>`` that calls, subscripts or looks up an
+      attribute, defined once (not an overload set)."""
+    excluded = {id(stmt) for stmt in tree.body if stmt.lineno in dropped_lines}
+    registrations = {}
+    for stmt in tree.body:
+        fields = _guardable_registration(stmt)
+        if fields is not None:
+            registrations[id(stmt)] = (stmt, ("registration", fields))
+    candidates = {}
+    for stmt in tree.body:
+        if id(stmt) in excluded or _is_testcase(stmt):
+            continue
+        if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+            evaluates = bool(_signature(stmt))
+        elif _single_assignment(stmt):
+            evaluates = any(isinstance(n, (ast.Call, ast.Subscript, ast.Attribute))
+                            for n in ast.walk(stmt.value))
+        else:
+            continue
+        shares_a_line = any(other is not stmt and other.lineno <= stmt.end_lineno
+                            and _first_line(stmt) <= other.end_lineno for other in tree.body)
+        if evaluates and not shares_a_line and len(table.get(_defined_name(stmt), ())) == 1:
+            candidates[id(stmt)] = stmt
+    while True:
+        needed = _needed(tree, table, excluded | set(candidates), False, set(registrations))
+        keep = [key for key in candidates if key in needed]
+        if not keep:
+            return list(registrations.values()) + [
+                (stmt, ("definition", {"name": _defined_name(stmt)}))
+                for stmt in sorted(candidates.values(), key=lambda stmt: stmt.lineno)]
         for key in keep:
             del candidates[key]
 
@@ -656,7 +831,9 @@ def generate(rel, source, cases, version):
                         and not c["out_of_scope"] and not c["name"].endswith("_cuda_0"))
         return None, ("every case out of scope (" + ", ".join(reasons) + ")"
                       + (f" or CUDA-only ({cuda_only})" if cuda_only else ""))
-    text, counts = rewrite_source(source, dropped)
+    tree = ast.parse(source)
+    guarded = guardable(tree, definitions(tree), {stmt.lineno for stmt, _ in dropped})
+    text, counts = rewrite_source(source, dropped, guarded)
     reasons = {f"{c['class']}.{c['base']}": c["out_of_scope"]
                for c in classified if c["out_of_scope"]}
     declared = json.dumps(reasons, indent=4, sort_keys=True).replace("\n}", ",\n}") \
@@ -669,6 +846,43 @@ def generate(rel, source, cases, version):
 
 def helper_modules(root):
     return dict(HELPERS, **{p.name: p.stem for p in sorted(root.glob("aux_*.py"))})
+
+
+ASSETS = OUT / "assets"
+ASSETS_NOTICE = """# Assets
+
+The files here are NVIDIA Warp's test data (`warp/tests/assets/`, warp-lang {version}, Apache
+License 2.0, Copyright (c) 2022 NVIDIA CORPORATION & AFFILIATES), copied by
+`tools/port_warp_tests.py`: only those that the ported tests read beside them
+(`os.path.join(os.path.dirname(__file__), "assets/<name>")`): {names}.
+"""
+
+
+def referenced_assets(source, available):
+    """The names of Warp's test assets (*available*) that the code of *source* names in a
+    string literal (``"assets/pnoise_golden.npy"``; comments are not code)."""
+    found = set()
+    for tok in tokenize.generate_tokens(iter(source.splitlines(keepends=True)).__next__):
+        if tok.type == tokenize.STRING:
+            found |= {name for name in available if re.search(
+                r"(^|[/\"'])" + re.escape(name) + r"[\"']", tok.string)}
+    return found
+
+
+def asset_files(root, manifest):
+    """{name: bytes} of the assets the ported top-level files read (a file in geometry/ or
+    matrix/ reads ``../assets``, which the flat ported suite does not have: those cases load
+    USD stages, and skip without usd-core as in Warp)."""
+    available = sorted(p.name for p in (root / "assets").iterdir() if p.is_file())
+    names = set()
+    for rel in manifest["files"]:
+        if "/" not in rel:
+            names |= referenced_assets((root / rel).read_text(), available)
+    return {name: (root / "assets" / name).read_bytes() for name in sorted(names)}
+
+
+def assets_notice(names, version):
+    return ASSETS_NOTICE.format(version=version, names=", ".join(f"`{n}`" for n in names))
 
 
 def port(jobs=2, only=None):
@@ -689,6 +903,7 @@ def port(jobs=2, only=None):
     manifest["rewrites"] = [{"id": k, "pattern": p, "replacement": r, "why": w}
                             for k, p, r, w in REWRITES]
     manifest["method_rewrites"] = {k: v[1] for k, v in METHOD_REWRITES.items()}
+    manifest["attribute_rewrites"] = dict(ATTRIBUTE_REWRITES)
     for helper, target in helper_modules(root).items():
         text, counts = rewrite_source((root / helper).read_text())
         (OUT / f"{target}.py").write_text(
@@ -725,7 +940,16 @@ def port(jobs=2, only=None):
                   f"rewrites {sum(entry['rewrites'].values())}")
     manifest["files"] = dict(sorted(manifest["files"].items()))
     manifest["left_out"] = dict(sorted(manifest["left_out"].items()))
+    assets = asset_files(root, manifest)
+    manifest["assets"] = sorted(assets)
     MANIFEST.write_text(_dump(manifest) + "\n")
+    ASSETS.mkdir(exist_ok=True)
+    for path in ASSETS.iterdir():
+        if path.name not in assets and path.name != "NOTICE.md":
+            path.unlink()
+    for name, data in assets.items():
+        (ASSETS / name).write_bytes(data)
+    (ASSETS / "NOTICE.md").write_text(assets_notice(assets, warp.__version__))
 
 
 def check():
@@ -755,6 +979,14 @@ def check():
             problems.append(f"{entry['ported']} differs from its generated text")
         elif generated != entry:
             problems.append(f"{rel}: the manifest's entry differs from the generated one")
+    assets = asset_files(root, manifest)
+    if manifest.get("assets") != sorted(assets):
+        problems.append(f"the manifest's assets {manifest.get('assets')} are not those the ported "
+                        f"files read: {sorted(assets)}")
+    on_disk_assets = {p.name: p.read_bytes() for p in ASSETS.glob("*")} if ASSETS.is_dir() else {}
+    if on_disk_assets != dict(assets, **{"NOTICE.md": assets_notice(assets, version).encode()}):
+        problems.append("tests/warp_suite/assets/ differs from Warp's assets the ported files "
+                        "read (and its NOTICE.md)")
     on_disk = {p.name for p in OUT.glob("test_*.py")}
     problems += [f"{name} is not generated" for name in sorted(on_disk - expected)]
     for sub in SUBDIRS:

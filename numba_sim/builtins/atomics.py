@@ -1,5 +1,5 @@
 """Atomics on array elements: ``atomic_add atomic_sub atomic_min atomic_max atomic_exch
-atomic_cas``.
+atomic_cas atomic_and atomic_or atomic_xor``.
 
 ``old = atomic_add(arr, i, value)`` (one index per array dimension, up to 4)
 updates ``arr[i]`` atomically and returns the value it held before, as in
@@ -16,6 +16,10 @@ Real atomics on both targets (:func:`numba_sim.lowering.atomics.lower_atomic`,
 on :func:`~numba_sim.lowering.atomics.emit_atomic`).  Each builtin is an
 intrinsic builtin (:func:`numba_sim.builtins.forms.intrinsic_builtin`) with a
 typer, since it takes one index per array dimension.
+
+``atomic_and``, ``atomic_or`` and ``atomic_xor`` (Warp's bitwise atomics, also what
+``arr[i] &= x``, ``|=`` and ``^=`` do in a kernel) take integer elements and integer
+vectors / matrices only.
 
 ``atomic_exch(arr, i..., value)`` stores *value* and returns the old element;
 ``atomic_cas(arr, i..., compare, value)`` stores *value* where the element
@@ -50,7 +54,11 @@ _PYTHON_OPS = {
     "min": lambda old, value: (np.fmin if old.dtype.kind == "f" else np.minimum)(old, value),
     "max": lambda old, value: (np.fmax if old.dtype.kind == "f" else np.maximum)(old, value),
     "exch": lambda old, value: value,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
 }
+_BITWISE = ("atomic_and", "atomic_or", "atomic_xor")
 
 
 def _same_bits(a, b):
@@ -83,6 +91,9 @@ def _run_python(name, op, arr, args):
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"{name}: expected a NumPy array, got {type(arr).__name__}")
     operands = 2 if op == "cas" else 1
+    if name in _BITWISE and arr.dtype.kind not in "iu":
+        raise TypeError(f"{_usage(name)}: bitwise atomics take arrays of integers, not of "
+                        f"{arr.dtype}")
     if len(args) < 1 + operands:
         raise TypeError(f"{_usage(name)}: missing index or value")
     indices, values = args[:-operands], args[-operands:]
@@ -134,6 +145,9 @@ def _resolve(name, args):
     if scalar not in SUPPORTED_TYPES:
         raise TypingError(f"{usage}: no atomics on arrays of {dtype}; supported element types "
                           f"are {', '.join(map(str, SUPPORTED_TYPES))} and value types over them")
+    if name in _BITWISE and not isinstance(scalar, types.Integer):
+        raise TypingError(f"{usage}: bitwise atomics take arrays of integers or of integer "
+                          f"vectors / matrices, not of {dtype}")
     if len(indices) != arr.ndim or not all(isinstance(i, types.Integer) for i in indices):
         raise TypingError(f"{usage}: a {arr.ndim}-D array takes {arr.ndim} integer indices, got "
                           f"({', '.join(map(str, indices))})")
@@ -183,4 +197,17 @@ atomic_cas = _atomic_builtin(
            "equals ``compare`` (bit for bit; componentwise for value types), atomically; returns "
            "the old ``arr[i]``.")
 
-__all__ = ["atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_exch", "atomic_cas"]
+
+def _bitwise_atomic(op, operator):
+    return _atomic_builtin(
+        op, f"atomic_{op}(arr, i[, j, k, l], value): ``arr[i] {operator}= value`` atomically "
+            f"(integer elements, componentwise for integer vectors and matrices); returns the old "
+            f"``arr[i]``.")
+
+
+atomic_and = _bitwise_atomic("and", "&")
+atomic_or = _bitwise_atomic("or", "|")
+atomic_xor = _bitwise_atomic("xor", "^")
+
+__all__ = ["atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_exch", "atomic_cas",
+           "atomic_and", "atomic_or", "atomic_xor"]

@@ -70,8 +70,8 @@ from numba_sim.lowering.intrinsics import compiled
 from numba_sim.lowering.operations import components as formula_inputs
 from numba_sim.lowering.operations import pack as pack_result
 from numba_sim.operations import (
-    OPERATIONS, Operation, Variant, define, fail, from_components, is_scalar, is_value,
-    make_builtin, scalar_for,
+    OPERATIONS, Operation, Variant, define, fail, fold_keywords, from_components, is_scalar,
+    is_value, make_builtin, python_signature, scalar_for,
 )
 from numba_sim.registry import lowering_registry, typing_registry
 from numba_sim.types import KIND_MAT, KIND_QUAT, KIND_TRANSFORM, KIND_VEC
@@ -287,35 +287,6 @@ def _constant_type(value):
     return typeof(value)
 
 
-def fold_keywords(name, params, args, kws):
-    """*args* and *kws* as one positional tuple, in the order of *params* (parameter names,
-    the optional ones last), or a TypeError naming what is wrong."""
-    if len(args) > len(params):
-        raise TypeError(f"{name}() takes at most {len(params)} arguments "
-                        f"({', '.join(params)}), {len(args)} given")
-    folded = list(args)
-    for param in params[len(args):]:
-        if param not in kws:
-            break
-        folded.append(kws[param])
-    used = set(params[:len(folded)])
-    for key in kws:
-        if key not in params:
-            raise TypeError(f"{name}() got an unexpected keyword argument {key!r} "
-                            f"(parameters: {', '.join(params)})")
-        if key in params[:len(args)]:
-            raise TypeError(f"{name}() got multiple values for argument {key!r}")
-        if key not in used:
-            raise TypeError(f"{name}(): keyword argument {key!r} given without the arguments "
-                            f"before it ({', '.join(params)})")
-    return tuple(folded)
-
-
-def _python_signature(params):
-    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    return inspect.Signature([inspect.Parameter(p, kind) for p in params])
-
-
 def constant_builtin(name, doc, typer, formula, params=("dtype",)):
     """A builtin whose arguments are all compile-time constants (sizes and dtypes).
 
@@ -352,7 +323,7 @@ def constant_builtin(name, doc, typer, formula, params=("dtype",)):
             except TypeError as e:
                 raise TypingError(str(e)) from None
             sig = typer(*folded)
-            return sig.replace(pysig=_python_signature(params[:len(folded)]))
+            return sig.replace(pysig=python_signature(params[:len(folded)]))
 
     KeywordTemplate.__name__ = f"Keywords_{name}"
     typing_registry.register_global(fn, types.Function(KeywordTemplate))

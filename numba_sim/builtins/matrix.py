@@ -25,6 +25,7 @@ from numba_sim.builtins.forms import (
 from numba_sim.builtins.vector import (
     constant_size, keyword_dtype, shown, values_formula, values_signature,
 )
+from numba_sim.kernel_ops import SCALAR_FORMULAS
 from numba_sim.operations import OPERATIONS, fail, is_scalar, is_value
 from numba_sim.types import KIND_MAT, KIND_VEC
 from numba_sim.typing.value_types import value_type_of
@@ -117,35 +118,40 @@ matrix_from_cols = _vectors_builtin("matrix_from_cols", False, algebra.matrix_fr
 
 
 # --------------------------------------------------------------------------
-# mul: Warp's function form of the * operator, computed by the operator's own formulas
+# mul, add, sub: Warp's function forms of * + -, computed by the operators' own formulas
 
 
-def _product(argtypes):
-    return OPERATIONS[operator.mul].resolve(argtypes)
+def _function_form(name, op, symbol):
+    """The builtin *name*(a, b): ``a <symbol> b`` as the operator computes it (the kernel
+    operator's scalar formula for two scalars, the value operator's formula otherwise)."""
+    scalar = SCALAR_FORMULAS[name]
+
+    def operands(argtypes):
+        return OPERATIONS[op].resolve(argtypes)
+
+    def typer(*args):
+        if len(args) == 2 and all(is_scalar(a) for a in args):
+            dtype = common_scalar(name, args, floats_only=False)
+            return signature(dtype, dtype, dtype)
+        sig = operands(args)[0] if len(args) == 2 else None
+        if sig is None:
+            fail(name, args, f"{name}(a, b) takes two scalars, or the operands of '{symbol}' (a "
+                             f"scalar, vector, matrix, quaternion or transform)")
+        return sig
+
+    def formula(sig, a, b):
+        if not any(is_value(t) for t in sig.args):
+            return scalar(a, b)
+        return operands(sig.args)[1].formula(sig, a, b)
+
+    return custom_builtin(
+        name, f"{name}(a, b): a {symbol} b, as the operator computes it (Warp's function form "
+              f"of '{symbol}').", typer, formula)
 
 
-def _mul_typer(*args):
-    if len(args) == 2 and all(is_scalar(a) for a in args):
-        dtype = common_scalar("mul", args, floats_only=False)
-        return signature(dtype, dtype, dtype)
-    sig = _product(args)[0] if len(args) == 2 else None
-    if sig is None:
-        fail("mul", args, "mul(a, b) takes two scalars, or the operands of '*' (a scalar, "
-                          "vector, matrix, quaternion or transform)")
-    return sig
-
-
-def _mul_formula(sig, a, b):
-    if not any(is_value(t) for t in sig.args):
-        return a * b
-    return _product(sig.args)[1].formula(sig, a, b)
-
-
-mul = custom_builtin(
-    "mul",
-    "mul(a, b): a * b, as the operator computes it (Warp's function form of '*').",
-    _mul_typer, _mul_formula,
-)
+mul = _function_form("mul", operator.mul, "*")
+add = _function_form("add", operator.add, "+")
+sub = _function_form("sub", operator.sub, "-")
 
 
 # --------------------------------------------------------------------------
@@ -202,5 +208,20 @@ matrix = keyword_builtin(
     ("shape", "dtype"), _matrix_typer, values_formula,
 )
 
-__all__ = ["outer", "transpose", "determinant", "inverse", "trace", "diag", "identity", "skew",
+
+
+def _ddot(sig, a, b):
+    result = algebra.zero_like(a[0])
+    for x, y in zip(a, b):
+        result = algebra.muladd(x, y, result)
+    return result
+
+
+ddot = builtin(
+    "ddot", "ddot(a, b): the double dot product of two matrices of one type: the sum of\n"
+    "a[i, j] * b[i, j] (row by row, each step a fused multiply-add, as Warp's muladd).",
+    Form((MATRIX, MATRIX), scalar_result, _ddot, floats_only=False, same_values=True),
+)
+
+__all__ = ["add", "sub", "ddot", "outer", "transpose", "determinant", "inverse", "trace", "diag", "identity", "skew",
            "mul", "matrix_from_rows", "matrix_from_cols", "matrix"]

@@ -26,10 +26,12 @@ import math
 
 import numpy as np
 from numba.core import types
+from numba.core.errors import TypingError
+from numba.core.typing import signature
 
 from numba_sim.builtins.forms import Overload, Param, compiled_helper, intrinsic_builtin
 from numba_sim.lowering import random_state as _random_state_lowering  # noqa: F401 (registers)
-from numba_sim.lowering.intrinsics import math_function
+from numba_sim.lowering.intrinsics import compiled, math_function
 from numba_sim.types import PUBLIC_NAMES
 from numba_sim.typing.random_state import (
     RandomState, RandomStateType, advance, new_state, pcg_hash, random_state,
@@ -97,6 +99,7 @@ _cos = _float32_function(math.cos, "cosf")
 _sin = _float32_function(math.sin, "sinf")
 _acos = _float32_function(math.acos, "acosf")
 _pow = _float32_function(math.pow, "powf", arity=2)
+_exp = _float32_function(math.exp, "expf")
 
 
 # --------------------------------------------------------------------------
@@ -324,7 +327,147 @@ sample_unit_cube = _sampler(
     "sample_unit_cube", "sample_unit_cube(state): a uniform point in [-0.5, 0.5)^3.",
     _VEC3, _sample_unit_cube)
 
+
+
+# --------------------------------------------------------------------------
+# Poisson draws: Warp's rand.h (NumPy's methods in float32), float32 throughout
+
+
+def _f32(*values):
+    return tuple(np.float32(v) for v in values)
+
+
+_LOGGAM_SERIES = np.array([
+    8.333333333333333e-02, -2.777777777777778e-03, 7.936507936507937e-04, -5.952380952380952e-04,
+    8.417508417508418e-04, -1.917526917526918e-03, 6.410256410256410e-03, -2.955065359477124e-02,
+    1.796443723688307e-01, -1.39243221690590e+00], dtype=np.float32)
+_LG2PI, _SEVEN = _f32(1.8378770664093453, 7.0)
+_B0, _B1, _A0, _A1, _IA0, _IA1, _IA2, _VR0, _VR1, _VR2 = _f32(
+    0.931, 2.53, -0.059, 0.02483, 1.1239, 1.1328, 3.4, 0.9277, 3.6224, 2.0)
+_US_ACCEPT, _US_REJECT, _K_SHIFT, _TEN = _f32(0.07, 0.013, 0.43, 10.0)
+
+
+@compiled_helper(types.float32, types.float32)
+def _loggam(x):
+    """Warp's ``random_loggam``: log(Gamma(x)) by Stirling's series."""
+    if x == _ONE or x == _TWO:
+        return _ZERO
+    n = np.uint32(_SEVEN - x) if x < _SEVEN else np.uint32(0)
+    x0 = x + np.float32(n)
+    x2 = (_ONE / x0) * (_ONE / x0)
+    gl0 = _LOGGAM_SERIES[9]
+    for i in range(8, -1, -1):
+        gl0 *= x2
+        gl0 += _LOGGAM_SERIES[i]
+    gl = gl0 / x0 + _HALF * _LG2PI + (x0 - _HALF) * _log(x0) - x0
+    if x < _SEVEN:
+        for _ in range(n):
+            gl -= _log(x0 - _ONE)
+            x0 -= _ONE
+    return gl
+
+
+@compiled_helper(types.uint32, random_state, types.float32)
+def _poisson_multiplication(state, lam):
+    """Warp's ``random_poisson_mult`` (small rates): count uniforms until their product
+    falls to exp(-lam)."""
+    enlam = _exp(-lam)
+    count = np.uint32(0)
+    product = _ONE
+    while True:
+        product *= _randf(state)
+        if product > enlam:
+            count += np.uint32(1)
+        else:
+            return count
+
+
+@compiled_helper(types.uint32, random_state, types.float32)
+def _poisson_rejection(state, lam):
+    """Warp's ``random_poisson`` (rates >= 10): Hoermann's transformed rejection."""
+    slam = _sqrt(lam)
+    loglam = _log(lam)
+    b = _B0 + _B1 * slam
+    a = _A0 + _A1 * b
+    invalpha = _IA0 + _IA1 / (b - _IA2)
+    vr = _VR0 - _VR1 / (b - _VR2)
+    while True:
+        u = _randf(state) - _HALF
+        v = _randf(state)
+        us = _HALF - abs(u)
+        k = np.floor((_TWO * a / us + b) * u + lam + _K_SHIFT)
+        if us >= _US_ACCEPT and v <= vr:
+            return np.uint32(k)
+        if k < _ZERO or (us < _US_REJECT and v > us):
+            continue
+        if (_log(v) + _log(invalpha) - _log(a / (us * us) + b)) <= \
+                (-lam + k * loglam - _loggam(k + _ONE)):
+            return np.uint32(k)
+
+
+def _poisson(state, lam):
+    if lam >= _TEN:
+        return _poisson_rejection(state, lam)
+    if lam == _ZERO:
+        return np.uint32(0)
+    return _poisson_multiplication(state, lam)
+
+
+poisson = intrinsic_builtin(
+    "poisson",
+    "poisson(state, lam): a Poisson-distributed uint32 of rate lam (a float32 >= 0): Warp's\n"
+    "multiplication method below 10, Hoermann's transformed rejection from 10; advances state.",
+    Overload((STATE, FLOAT), types.uint32, _poisson),
+)
+
+
+def _sample_cdf(state, cdf):
+    """Warp's ``sample_cdf``: ``lower_bound(cdf, randf(state))``, the first index whose
+    entry is >= the draw (binary search over the whole array)."""
+    u = _randf(state)
+    lower, upper = 0, cdf.shape[0] - 1
+    while lower < upper:
+        middle = lower + (upper - lower) // 2
+        if cdf[middle] < u:
+            lower = middle + 1
+        else:
+            upper = middle
+    return np.int32(lower)
+
+
+def _sample_cdf_typer(*args):
+    usage = "sample_cdf(a random state, a 1-D float32 array)"
+    if len(args) != 2:
+        raise TypingError(f"{usage}: got {len(args)} arguments")
+    state, cdf = args
+    if not isinstance(state, RandomStateType):
+        raise TypingError(f"{usage}: got {state} for the state; {_STATE_HINT}")
+    if not (isinstance(cdf, types.Array) and cdf.ndim == 1 and cdf.dtype == types.float32):
+        raise TypingError(f"{usage}: got {cdf} for the cdf")
+    return signature(types.int32, state, cdf)
+
+
+def _sample_cdf_python(state, cdf):
+    if not isinstance(state, RandomState):
+        raise TypeError(f"sample_cdf: expected a random state, got {type(state).__name__}; "
+                        f"{_STATE_HINT}")
+    cdf = np.asarray(cdf)
+    if cdf.ndim != 1 or cdf.dtype != np.float32:
+        raise TypeError(f"sample_cdf: expected a 1-D float32 array for the cdf, got "
+                        f"{cdf.ndim}-D {cdf.dtype}")
+    return _sample_cdf(state, cdf)
+
+
+sample_cdf = intrinsic_builtin(
+    "sample_cdf",
+    "sample_cdf(state, cdf): a draw from the discrete distribution of the cumulative\n"
+    "distribution cdf (a 1-D float32 array, non-decreasing, last entry 1.0): the first index i\n"
+    "with cdf[i] >= randf(state), found by binary search (Warp's lower_bound); advances state.",
+    typer=_sample_cdf_typer, python=_sample_cdf_python, lower=compiled(_sample_cdf),
+)
+
 __all__ = [
+    "sample_cdf", "poisson",
     "rand_init", "randi", "randu", "randf", "randn", "sample_triangle", "sample_unit_ring",
     "sample_unit_disk", "sample_unit_sphere_surface", "sample_unit_sphere",
     "sample_unit_hemisphere_surface", "sample_unit_hemisphere", "sample_unit_square",

@@ -26,6 +26,8 @@ Semantics follow Warp's C++ (warp/native/builtin.h):
 
 import math
 
+import numpy as np
+
 from numba.core import types
 from numba.core.typing import signature
 
@@ -85,6 +87,10 @@ _FLOAT_FUNCTIONS = (
     ("round(x)", algebra.round_half_away,
      "the nearest integer (as a float), halfway cases away from zero (C's and Warp's round)."),
     ("trunc(x)", math.trunc, "x without its fractional part (as a float)."),
+    ("copysign(x, y)", math.copysign, "the magnitude of x with the sign of y (signed zeros\n"
+     "and NaN signs included)."),
+    ("frac(x)", lambda x: x - algebra.call(math.trunc, x),
+     "the fractional part of x: x - trunc(x) (the sign of x)."),
     ("rint(x)", algebra.rint,
      "the nearest integer (as a float), halfway cases to even (C's rint)."),
     ("radians(x)", lambda x: algebra.scale_in_double(x, algebra.DEG_TO_RAD),
@@ -260,6 +266,23 @@ _FUNCTIONS.update(
                      floats_only=False),
         _IntegerForm((VECTOR,), same_type, _componentwise(algebra.bit_invert),
                      floats_only=False)),
+)
+
+
+def _bit_count(x):
+    """The set bits of an integer's fixed-width (two's-complement) pattern, as int32."""
+    if hasattr(x, "emit_call"):  # a symbolic scalar: LLVM's ctpop
+        count = type(x)(x.context, x.builder, x.type, x.builder.ctpop(x.value))
+        return count.cast(np.int32)
+    bits = np.dtype(algebra.scalar_type_of(x)).itemsize * 8
+    return np.int32(bin(int(x) & ((1 << bits) - 1)).count("1"))
+
+
+_FUNCTIONS["bit_count"] = builtin(
+    "bit_count", "bit_count(x): the number of set bits of an integer (int32); a signed x counts\n"
+    "its two's-complement pattern, sign bit included (bit_count(int8(-1)) == 8).",
+    _IntegerForm((SCALAR,), lambda dtype, argtypes: types.int32, lambda sig, x: _bit_count(x),
+                 floats_only=False),
 )
 
 

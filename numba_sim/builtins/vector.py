@@ -5,6 +5,7 @@ in Warp); ``normalize`` of a zero quaternion is the identity quaternion, of a
 zero vector the zero vector (Warp's rules).
 """
 
+import numpy as np
 from numba.core import types
 from numba.core.typing import signature
 
@@ -161,4 +162,35 @@ vector = keyword_builtin(
     ("length", "dtype"), _vector_typer, values_formula,
 )
 
-__all__ = ["dot", "cross", "length", "length_sq", "normalize", "cw_mul", "cw_div", "vector"]
+
+
+def _arg_extremum(better):
+    """Warp's argmin / argmax: the index (uint32) of the first extreme component, NaN
+    components skipped (0 when all are NaN)."""
+    def formula(sig, a):
+        index = algebra.cast(algebra.zero_like(a[0]), np.uint32)
+        best, best_index = a[0], index
+        for k, x in enumerate(a[1:], start=1):
+            take = ~algebra.is_nan(x) & (algebra.is_nan(best) | better(x, best))
+            best = algebra.select(take, x, best)
+            best_index = algebra.select(take, index + k, best_index)
+        return best_index
+
+    return formula
+
+
+argmin = builtin(
+    "argmin", "argmin(v): the index (uint32) of the smallest component of a vector (the first\n"
+    "one on ties); NaN components are skipped, 0 when all are NaN.",
+    Form((VECTOR,), lambda dtype, argtypes: types.uint32,
+         _arg_extremum(lambda x, best: x < best), floats_only=False),
+)
+argmax = builtin(
+    "argmax", "argmax(v): the index (uint32) of the largest component of a vector (the first\n"
+    "one on ties); NaN components are skipped, 0 when all are NaN.",
+    Form((VECTOR,), lambda dtype, argtypes: types.uint32,
+         _arg_extremum(lambda x, best: x > best), floats_only=False),
+)
+
+__all__ = ["dot", "cross", "length", "length_sq", "normalize", "cw_mul", "cw_div", "vector",
+           "argmin", "argmax"]

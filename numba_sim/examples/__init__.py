@@ -3,7 +3,9 @@ one frame: ``numba-sim run NAME`` or ``python -m numba_sim run NAME``.
 
 * ``particles``: the seed's particle system (gravity and a bouncy ground);
 * ``dem``: Warp's example_dem, a granular flow of 65,536 particles with HashGrid contacts;
-* ``sph``: Warp's example_sph, an SPH fluid.
+* ``sph``: Warp's example_sph, an SPH fluid;
+* ``cloth``: warp.sim's example_cloth on ``numba_sim.physics`` (a sheet draping a sphere);
+* ``softbody``: soft blocks of three stiffnesses dropped onto a sphere (``numba_sim.physics``).
 """
 
 import importlib
@@ -13,6 +15,8 @@ EXAMPLES = {
     "particles": "numba_sim.examples.particles",
     "dem": "numba_sim.examples.dem",
     "sph": "numba_sim.examples.sph",
+    "cloth": "numba_sim.examples.cloth",
+    "softbody": "numba_sim.examples.softbody",
 }
 
 

@@ -51,7 +51,8 @@ class Example:
         self.sim_time += self.frame_dt
 
     def positions(self):
-        return sim.to_numpy(self.x)
+        """A copy of the particle positions (a recorded frame must not change with the next step)."""
+        return np.array(sim.to_numpy(self.x))
 
     def radius(self):
         return 0.01

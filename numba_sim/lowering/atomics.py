@@ -4,7 +4,7 @@
 builtins (:mod:`numba_sim.builtins.atomics`, lowered by :func:`lower_atomic`)
 and the kernel language's atomic ``arr[i] += x`` / ``arr[i][k] += x`` use it.
 
-CPU: LLVM ``atomicrmw`` (``add sub min max umin umax`` on integers, ``fadd``
+CPU: LLVM ``atomicrmw`` (``add sub min max umin umax and or xor`` on integers, ``fadd``
 ``fmin fmax`` on floats; the x86 backend turns the float forms into
 compare-and-swap loops).  ``fmin``/``fmax`` follow ``minnum``/``maxnum``: a
 NaN operand is ignored.
@@ -31,14 +31,18 @@ from numba.core import cgutils, types
 from numba_sim.native import is_cuda_context
 from numba_sim.typing.value_types import ValueType
 
-ATOMIC_OPS = ("add", "sub", "min", "max")
+ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor")
+
+BITWISE_OPS = ("and", "or", "xor")
+"""The atomics of integers only (LLVM ``atomicrmw and/or/xor`` on both targets)."""
 
 SUPPORTED_TYPES = (types.int32, types.uint32, types.int64, types.uint64, types.float32,
                    types.float64)
 """Scalar types with atomics on both targets."""
 
 _INTEGER_RMW = {"add": ("add", "add"), "sub": ("sub", "sub"), "min": ("min", "umin"),
-                "max": ("max", "umax")}
+                "max": ("max", "umax"), "and": ("and", "and"), "or": ("or", "or"),
+                "xor": ("xor", "xor")}
 _CPU_FLOAT_RMW = {"add": "fadd", "min": "fmin", "max": "fmax"}
 _ORDERING = "monotonic"
 
@@ -46,7 +50,8 @@ _ORDERING = "monotonic"
 def emit_atomic(context, builder, op, pointer, scalar_type, value):
     """Atomically update ``*pointer`` with *value* and return the old value.
 
-    *op* is ``"add"``, ``"sub"``, ``"min"`` or ``"max"``; *pointer* an LLVM
+    *op* is one of :data:`ATOMIC_OPS` (``"and"``, ``"or"`` and ``"xor"`` on integers only);
+    *pointer* an LLVM
     pointer to the scalar's data type (generic address space on CUDA);
     *scalar_type* the Numba scalar type, one of :data:`SUPPORTED_TYPES`;
     *value* an LLVM value of that type.  Returns the LLVM value that
@@ -62,6 +67,8 @@ def emit_atomic(context, builder, op, pointer, scalar_type, value):
         signed, unsigned = _INTEGER_RMW[op]
         return builder.atomic_rmw(signed if scalar_type.signed else unsigned, pointer, value,
                                   _ORDERING)
+    if op in BITWISE_OPS:
+        raise TypeError(f"no atomic {op} on {scalar_type}: bitwise atomics take integers")
     if op == "sub":
         op, value = "add", builder.fsub(context.get_constant(scalar_type, -0.0), value)
     if is_cuda_context(context):

@@ -12,13 +12,15 @@ from numba.core import cgutils, types
 from numba.core.imputils import impl_ret_borrowed
 from numba.core.typing import signature
 
-from numba_sim import kernel_ops
-from numba_sim.lowering.atomics import emit_atomic
+from numba_sim import kernel_ops, registry
+from numba_sim.lowering.atomics import SUPPORTED_TYPES, emit_atomic
 from numba_sim.lowering.symbolic import Sym
 from numba_sim.lowering.value_access import flat_index, index_value
-from numba_sim.registry import lowering_registry
+from numba_sim.registry import lowering_registry, typing_registry
 from numba_sim.types import KIND_MAT, attribute_slice
-from numba_sim.typing.kernel_ops import component_type
+from numba_sim.typing.kernel_ops import (
+    component_type, slice_unpack_template, static_length, unpack_indices, user_operator,
+)
 from numba_sim.typing.structs import StructType
 from numba_sim.typing.value_types import ValueType
 
@@ -44,7 +46,15 @@ def _binary_lowering(name):
         if _is_number(sig.args[0]) and _is_number(sig.args[1]) \
                 and sig.args[0] == sig.args[1] == sig.return_type:
             return scalar_binary(context, builder, name, sig.return_type, *args)
-        return context.get_function(kernel_ops.BINARY[name], sig)(builder, args)
+        try:
+            implementation = context.get_function(kernel_ops.BINARY[name], sig)
+        except NotImplementedError:  # typed as a @sim.func named like Warp's builtin
+            found = user_operator(context.typing_context, name, *sig.args)
+            if found is None:
+                raise
+            function = found[0]
+            return context.compile_internal(builder, lambda a, b: function(a, b), sig, args)
+        return implementation(builder, args)
 
     return lower_kernel_binary
 
@@ -83,10 +93,11 @@ def component_slots(context, builder, container_type, key, key_type):
         start, stop, _ = attribute_slice(spec, key)
         return list(range(start, stop))
     if isinstance(key_type, types.BaseTuple):
-        row, column = (index_value(context, builder, builder.extract_value(key, k), t)
+        row, column = (index_value(context, builder, builder.extract_value(key, k), t,
+                                   spec.shape[k])
                        for k, t in enumerate(key_type.types))
         return [flat_index(builder, row, column, spec.shape[1])]
-    index = index_value(context, builder, key, key_type)
+    index = index_value(context, builder, key, key_type, spec.shape[0])
     if spec.kind == KIND_MAT:
         return [flat_index(builder, index, j, spec.shape[1]) for j in range(spec.shape[1])]
     return [index]
@@ -187,7 +198,8 @@ def lower_store_attr(context, builder, sig, args):
 # Augmented assignment: atomic on array elements
 
 
-ATOMIC_OPS = {"add": "add", "sub": "sub"}
+ATOMIC_OPS = {"add": "add", "sub": "sub", "and_": "and", "or_": "or", "xor": "xor"}
+"""The augmented assignments that are atomic on array elements (Warp's ``+= -= &= |= ^=``)."""
 
 
 def _scalar_pointers(context, builder, pointer, element_type):
@@ -200,9 +212,10 @@ def _scalar_pointers(context, builder, pointer, element_type):
 
 
 def update_in_memory(context, builder, op, pointer, element_type, value_type, value):
-    """``*pointer op= value``: real atomics for + and -, else a read-modify-write."""
-    if op in ATOMIC_OPS:
-        scalar_type, pointers = _scalar_pointers(context, builder, pointer, element_type)
+    """``*pointer op= value``: real atomics for ``+ - & | ^``, else a read-modify-write (also
+    on elements of 8- and 16-bit integers, which have no atomics: Warp's rule)."""
+    scalar_type, pointers = _scalar_pointers(context, builder, pointer, element_type)
+    if op in ATOMIC_OPS and scalar_type in SUPPORTED_TYPES:
         value = context.cast(builder, value, value_type, element_type)
         items = _split(builder, element_type, value)
         for item_pointer, item in zip(pointers, items):
@@ -289,3 +302,70 @@ def lower_update_component(context, builder, sig, args):
                               component_type, new)
     return write_component(context, builder, container_type, container, index, index_type,
                            element_type, element)
+
+
+# --------------------------------------------------------------------------
+# Star arguments: f(*x), f(*x[a:b:c])
+
+
+def _read_items(context, builder, container_type, container, indices, result_type):
+    if not indices:
+        return context.make_tuple(builder, result_type, [])
+    item_type = result_type.dtype
+    getitem = context.get_function(operator.getitem,
+                                   signature(item_type, container_type, types.intp))
+    items = [getitem(builder, (container, context.get_constant(types.intp, k)))
+             for k in indices]
+    return context.make_tuple(builder, result_type, items)
+
+
+@lower(kernel_ops.unpack, types.Any)
+def lower_unpack(context, builder, sig, args):
+    (container_type,) = sig.args
+    if isinstance(container_type, types.BaseTuple):
+        return impl_ret_borrowed(context, builder, container_type, args[0])
+    indices = range(static_length(container_type))
+    return _read_items(context, builder, container_type, args[0], indices, sig.return_type)
+
+
+@lower(kernel_ops.unpack_slice, types.Any, types.Any, types.Any, types.Any)
+def lower_unpack_slice(context, builder, sig, args):
+    indices = unpack_indices(*sig.args)
+    return _read_items(context, builder, sig.args[0], args[0], indices, sig.return_type)
+
+
+_SLICE_UNPACKERS = {}
+
+
+def slice_unpacker(start, stop, step):
+    """The function the rewrite calls for ``f(*x[start:stop:step])`` with literal bounds
+    (ints or None): ``unpacker(x)`` is the tuple of the slice's items, the bounds baked in
+    (so they stay constants through Numba's typing), declared on both targets once."""
+    key = (start, stop, step)
+    if key not in _SLICE_UNPACKERS:
+        def unpacker(container):
+            return kernel_ops.unpack_slice(container, start, stop, step)
+
+        unpacker.__name__ = unpacker.__qualname__ = f"unpack_slice{key}"
+        typing_registry.register_global(unpacker,
+                                        types.Function(slice_unpack_template(unpacker, *key)))
+
+        @lower(unpacker, types.Any)
+        def lower_unpacker(context, builder, sig, args):
+            indices = unpack_indices(sig.args[0], *(
+                types.literal(b) if b is not None else types.none for b in key))
+            return _read_items(context, builder, sig.args[0], args[0], indices, sig.return_type)
+
+        registry.install()
+        _SLICE_UNPACKERS[key] = unpacker
+    return _SLICE_UNPACKERS[key]
+
+
+# --------------------------------------------------------------------------
+# type(x): the class of a value or struct (a constructor, no data)
+
+
+@lowering_registry.lower_getattr(ValueType, "__class__")
+@lowering_registry.lower_getattr(StructType, "__class__")
+def lower_class_of(context, builder, typ, value):
+    return context.get_dummy_value()

@@ -2,6 +2,8 @@
 
 Struct kernel arguments for numba-cuda are flattened in cuda_args.py."""
 
+import operator
+
 from numba.core import cgutils, types
 from numba.core.extending import NativeValue, box, unbox
 from numba.core.imputils import impl_ret_borrowed
@@ -42,6 +44,44 @@ def construct(context, builder, sig, args):
     return proxy._getvalue()
 
 
+def _without_owners(context, builder, struct_type, value):
+    """*value* with the meminfo and parent of its array fields (nested ones too) null."""
+    proxy = cgutils.create_struct_proxy(struct_type)(context, builder, value=value)
+    for name, field_type in struct_type.fields:
+        if isinstance(field_type, types.Array):
+            array = cgutils.create_struct_proxy(field_type)(context, builder,
+                                                            value=getattr(proxy, name))
+            array.meminfo = cgutils.get_null_value(array.meminfo.type)
+            array.parent = cgutils.get_null_value(array.parent.type)
+            setattr(proxy, name, array._getvalue())
+        elif isinstance(field_type, StructType):
+            setattr(proxy, name, _without_owners(context, builder, field_type,
+                                                 getattr(proxy, name)))
+    return proxy._getvalue()
+
+
+def _has_array_fields(struct_type):
+    return any(isinstance(t, types.Array) or (isinstance(t, StructType) and _has_array_fields(t))
+               for _, t in struct_type.fields)
+
+
+@lowering_registry.lower(operator.setitem, types.Buffer, types.Any, StructType)
+def store_struct(context, builder, sig, args):
+    """``a[i] = s`` into an array of structs: the element's array fields keep their data,
+    shape and strides but not their owner (meminfo and parent null), as the descriptors
+    structs.records writes.  An array element does not own the arrays it points to (as
+    in Warp), so a compiled store never leaves a reference it cannot release."""
+    array, index, value = args
+    struct_type = sig.args[2]
+    if context.enable_nrt and _has_array_fields(struct_type):
+        value = _without_owners(context, builder, struct_type, value)
+    if type(context).__module__.startswith("numba.cuda"):
+        from numba.cuda.np.arrayobj import setitem_array
+    else:
+        from numba.np.arrayobj import setitem_array
+    return setitem_array(context, builder, sig, (array, index, value))
+
+
 @lowering_registry.lower_cast(StructType, StructType)
 def struct_identity_cast(context, builder, from_type, to_type, value):
     return value
@@ -57,16 +97,28 @@ def unbox_struct(struct_type, obj, c):
             with missing:
                 c.builder.store(cgutils.true_bit, failed)
             with present:
-                storage_type = _storage_array_type(field_type) if isinstance(
-                    field_type, types.Array) else None
-                native = c.unbox(storage_type or field_type, field_obj)
-                value = native.value
-                if storage_type is not None:
-                    value = reinterpret(c.context, c.builder, storage_type, field_type, value)
-                setattr(proxy, name, value)
-                c.builder.store(c.builder.or_(c.builder.load(failed), native.is_error), failed)
+                if isinstance(field_type, types.Array):  # None: a null array, as in Warp
+                    is_none = c.builder.icmp_unsigned("==", field_obj, c.pyapi.borrow_none())
+                    with c.builder.if_else(is_none) as (none, array):
+                        with none:
+                            setattr(proxy, name, c.context.get_constant_null(field_type))
+                        with array:
+                            _unbox_field(c, proxy, name, field_type, field_obj, failed)
+                else:
+                    _unbox_field(c, proxy, name, field_type, field_obj, failed)
                 c.pyapi.decref(field_obj)
     return NativeValue(proxy._getvalue(), is_error=c.builder.load(failed))
+
+
+def _unbox_field(c, proxy, name, field_type, field_obj, failed):
+    storage_type = _storage_array_type(field_type) if isinstance(field_type, types.Array) \
+        else None
+    native = c.unbox(storage_type or field_type, field_obj)
+    value = native.value
+    if storage_type is not None:
+        value = reinterpret(c.context, c.builder, storage_type, field_type, value)
+    setattr(proxy, name, value)
+    c.builder.store(c.builder.or_(c.builder.load(failed), native.is_error), failed)
 
 
 @box(StructType)
@@ -80,6 +132,22 @@ def box_struct(struct_type, value, c):
         if storage_type is not None:
             field_value = reinterpret(c.context, c.builder, field_type, storage_type, field_value)
             field_type = storage_type
-        c.context.nrt.incref(c.builder, field_type, field_value)
-        items.append(c.box(field_type, field_value))
+        if isinstance(field_type, types.Array):
+            items.append(_box_array_field(c, field_type, field_value))
+        else:
+            c.context.nrt.incref(c.builder, field_type, field_value)
+            items.append(c.box(field_type, field_value))
     return call_class_factory(c, struct_type.python_class, "_from_fields", items)
+
+
+def _box_array_field(c, array_type, value):
+    """None for a null array (Warp's unset array field), else the boxed array."""
+    data = cgutils.create_struct_proxy(array_type)(c.context, c.builder, value=value).data
+    result = cgutils.alloca_once(c.builder, c.pyapi.pyobj)
+    with c.builder.if_else(cgutils.is_null(c.builder, data)) as (null, array):
+        with null:
+            c.builder.store(c.pyapi.make_none(), result)
+        with array:
+            c.context.nrt.incref(c.builder, array_type, value)
+            c.builder.store(c.box(array_type, value), result)
+    return c.builder.load(result)

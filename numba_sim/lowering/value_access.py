@@ -12,18 +12,27 @@ from numba.core import cgutils, types
 
 from numba_sim.registry import lowering_registry
 from numba_sim.types import KIND_MAT, attribute_slice
+from numba_sim.typing.value_access import slice_positions
 from numba_sim.typing.value_types import VALUE_TYPES, ValueType
 
 lower = lowering_registry.lower
 
 
-def index_value(context, builder, index, index_type):
-    """A Python int for constant indices, else an intp LLVM value."""
+def index_value(context, builder, index, index_type, length=None):
+    """A Python int for constant indices, else an intp LLVM value; with the axis *length*,
+    a negative index counts from the end, as in Warp (``v[-1]`` is the last component)."""
     if isinstance(index_type, types.IntegerLiteral):
-        return index_type.literal_value
-    if isinstance(index, ir.Constant) and isinstance(index.constant, int):
-        return index.constant
-    return context.cast(builder, index, index_type, types.intp)
+        index = index_type.literal_value
+    elif isinstance(index, ir.Constant) and isinstance(index.constant, int):
+        index = index.constant
+    else:
+        index = context.cast(builder, index, index_type, types.intp)
+        if length is None or (isinstance(index_type, types.Integer) and not index_type.signed):
+            return index
+        wrapped = builder.add(index, ir.Constant(index.type, length))
+        return builder.select(builder.icmp_signed("<", index, ir.Constant(index.type, 0)),
+                              wrapped, index)
+    return index + length if length is not None and index < 0 else index
 
 
 def component(builder, value, position):
@@ -56,7 +65,7 @@ def _gather(context, builder, value, indices, result_type):
 def getitem_single(context, builder, sig, args):
     value_type, index_type = sig.args
     value, index = args
-    index = index_value(context, builder, index, index_type)
+    index = index_value(context, builder, index, index_type, value_type.shape[0])
     if value_type.kind != KIND_MAT:
         return component(builder, value, index)
     columns = value_type.shape[1]
@@ -69,10 +78,21 @@ def getitem_pair(context, builder, sig, args):
     value_type, index_type = sig.args
     value, index = args
     row, column = [
-        index_value(context, builder, builder.extract_value(index, k), index_type.types[k])
+        index_value(context, builder, builder.extract_value(index, k), index_type.types[k],
+                    value_type.shape[k])
         for k in range(2)
     ]
     return component(builder, value, flat_index(builder, row, column, value_type.shape[1]))
+
+
+@lower("static_getitem", ValueType, types.SliceLiteral)
+@lower("static_getitem", ValueType, types.Omitted)
+def static_slice(context, builder, sig, args):
+    """``v[1:]``, ``m[0, :2]``...: a constant slice gathers its components."""
+    positions = slice_positions(sig.args[0], args[1])
+    if positions is None:
+        raise NotImplementedError  # not a slice: Numba falls back on getitem
+    return _gather(context, builder, args[0], positions.reshape(-1).tolist(), sig.return_type)
 
 
 @lowering_registry.lower_getattr_generic(ValueType)

@@ -1,8 +1,8 @@
 """Boxing and unboxing of value types on the CPU target (Python <-> native).
 
-Unboxing reads the instance's read-only storage array (``_storage``) and
-loads its components; boxing builds a tuple of Python scalars and calls the
-class's ``_from_components``.
+Unboxing reads the instance's storage array (``_storage``, typed read-only: compiled
+code gets a copy of the components, as Warp passes values) and loads its components;
+boxing builds a tuple of Python scalars and calls the class's ``_from_components``.
 """
 
 from numba.core import cgutils, types

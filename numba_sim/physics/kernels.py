@@ -4,7 +4,10 @@
 Two shapes of the same work:
 
 * one thread per element (``*_kernel``): CUDA, and CPU models large enough
-  for every core;
+  for every core.  Each element writes its vertices' forces into slots of its own
+  (no atomics: a float atomic add is a compare-and-swap loop on the CPU, which
+  cost more than the element's arithmetic), laid out particle by particle, and
+  ``integrate_kernel`` sums each particle's run of slots (physics/slots.py);
 * ``fused_substep_kernel``: a whole substep (every force, then the
   integration) on one thread, in one launch.  A 20-particle rope then costs one
   launch per substep instead of one per kernel per substep.
@@ -23,18 +26,19 @@ FLAGS = sim.array(dtype=sim.uint32)
 
 @sim.kernel
 def spring_kernel(q: VEC3, qd: VEC3, indices: INTS, rest: FLOATS, stiffness: FLOATS,
-                  damping: FLOATS, f: VEC3):
+                  damping: FLOATS, base: int, dest: INTS, slots: VEC3):
     s = sim.tid()
     i = indices[s * 2]
     j = indices[s * 2 + 1]
     fs = forces.spring_force(q[i], q[j], qd[i], qd[j], rest[s], stiffness[s], damping[s])
-    f[i] += fs
-    f[j] -= fs
+    slots[dest[base + s * 2]] = fs
+    slots[dest[base + s * 2 + 1]] = -fs
 
 
 @sim.kernel
 def triangle_kernel(q: VEC3, qd: VEC3, indices: INTS2, poses: sim.array(dtype=sim.mat22),
-                    activation: FLOATS, materials: FLOATS2, f: VEC3):
+                    activation: FLOATS, materials: FLOATS2, base: int, dest: INTS,
+                    slots: VEC3):
     t = sim.tid()
     i = indices[t, 0]
     j = indices[t, 1]
@@ -42,14 +46,14 @@ def triangle_kernel(q: VEC3, qd: VEC3, indices: INTS2, poses: sim.array(dtype=si
     f0, f1, f2 = forces.triangle_force(q[i], q[j], q[k], qd[i], qd[j], qd[k], poses[t],
                                        activation[t], materials[t, 0], materials[t, 1],
                                        materials[t, 2], materials[t, 3], materials[t, 4])
-    f[i] += f0
-    f[j] += f1
-    f[k] += f2
+    slots[dest[base + t * 3]] = f0
+    slots[dest[base + t * 3 + 1]] = f1
+    slots[dest[base + t * 3 + 2]] = f2
 
 
 @sim.kernel
 def bending_kernel(q: VEC3, qd: VEC3, indices: INTS2, rest: FLOATS, properties: FLOATS2,
-                   f: VEC3):
+                   base: int, dest: INTS, slots: VEC3):
     e = sim.tid()
     i = indices[e, 0]
     j = indices[e, 1]
@@ -57,15 +61,16 @@ def bending_kernel(q: VEC3, qd: VEC3, indices: INTS2, rest: FLOATS, properties: 
     l = indices[e, 3]
     f0, f1, f2, f3 = forces.bending_force(q[i], q[j], q[k], q[l], qd[i], qd[j], qd[k], qd[l],
                                           rest[e], properties[e, 0], properties[e, 1])
-    f[i] += f0
-    f[j] += f1
-    f[k] += f2
-    f[l] += f3
+    slots[dest[base + e * 4]] = f0
+    slots[dest[base + e * 4 + 1]] = f1
+    slots[dest[base + e * 4 + 2]] = f2
+    slots[dest[base + e * 4 + 3]] = f3
 
 
 @sim.kernel
 def tetrahedron_kernel(q: VEC3, qd: VEC3, indices: INTS2, poses: sim.array(dtype=sim.mat33),
-                       activation: FLOATS, materials: FLOATS2, f: VEC3):
+                       activation: FLOATS, materials: FLOATS2, base: int, dest: INTS,
+                       slots: VEC3):
     t = sim.tid()
     i = indices[t, 0]
     j = indices[t, 1]
@@ -74,10 +79,10 @@ def tetrahedron_kernel(q: VEC3, qd: VEC3, indices: INTS2, poses: sim.array(dtype
     f0, f1, f2, f3 = forces.tetrahedron_force(q[i], q[j], q[k], q[l], qd[i], qd[j], qd[k],
                                               qd[l], poses[t], activation[t], materials[t, 0],
                                               materials[t, 1], materials[t, 2])
-    f[i] += f0
-    f[j] += f1
-    f[k] += f2
-    f[l] += f3
+    slots[dest[base + t * 4]] = f0
+    slots[dest[base + t * 4 + 1]] = f1
+    slots[dest[base + t * 4 + 2]] = f2
+    slots[dest[base + t * 4 + 3]] = f3
 
 
 @sim.kernel
@@ -106,11 +111,17 @@ def soft_contact_kernel(q: VEC3, qd: VEC3, radius: FLOATS, flags: FLAGS, shape_k
 
 
 @sim.kernel
-def integrate_kernel(q: VEC3, qd: VEC3, f_ext: VEC3, f: VEC3, inv_mass: FLOATS, flags: FLAGS,
-                     gravity: sim.vec3, dt: float, v_max: float, q_out: VEC3, qd_out: VEC3):
-    """Integrates, and clears the internal force accumulator ``f``."""
+def integrate_kernel(q: VEC3, qd: VEC3, f_ext: VEC3, f: VEC3, slots: VEC3, slot_start: INTS,
+                     inv_mass: FLOATS, flags: FLAGS, gravity: sim.vec3, dt: float, v_max: float,
+                     q_out: VEC3, qd_out: VEC3):
+    """Sums the particle's element forces (``slots[slot_start[i]:slot_start[i + 1]]``), adds
+    the external and contact forces, integrates, and clears the contact force
+    accumulator ``f``."""
     i = sim.tid()
-    x, v = forces.integrate_particle(q[i], qd[i], f_ext[i] + f[i], inv_mass[i],
+    total = f_ext[i] + f[i]
+    for k in range(slot_start[i], slot_start[i + 1]):
+        total = total + slots[k]
+    x, v = forces.integrate_particle(q[i], qd[i], total, inv_mass[i],
                                      (flags[i] & sim.uint32(1)) != sim.uint32(0), gravity, dt,
                                      v_max)
     q_out[i] = x

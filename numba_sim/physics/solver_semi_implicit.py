@@ -16,11 +16,14 @@ How a substep runs:
 
 import math
 
+import numba
 import numpy as np
 
 import numba_sim as sim
 from numba_sim.physics import kernels
 from numba_sim.physics.model import Contacts, Control, Model, State
+from numba_sim.physics.slots import ElementSlots
+from numba_sim.physics.stepping import SubstepLaunches
 
 FUSED_WORK_LIMIT = 16384
 """CPU models whose per-substep work (elements weighted by their vertices) is below
@@ -59,14 +62,15 @@ def check_step_arguments(call, model, state_in, state_out, control, contacts, dt
     return dt
 
 
-class SolverSemiImplicit:
+class SolverSemiImplicit(SubstepLaunches):
     """Semi-implicit (symplectic) Euler with penalty forces (API-physics.md).
 
     ``angular_damping`` and ``friction_smoothing`` are warp.sim's rigid-body settings,
     kept for when bodies exist; particles do not use them.
 
-    ``fuse``: None chooses (one serial launch per substep for small CPU models), True
-    or False forces it (True on the CPU only).
+    ``fuse``: None chooses (one serial launch per substep for small CPU models, and for
+    any CPU model when numba runs one thread), True or False forces it (True on the CPU
+    only).
     """
 
     def __init__(self, model, angular_damping=0.05, friction_smoothing=1.0, fuse=None):
@@ -85,7 +89,9 @@ class SolverSemiImplicit:
         work = (model.particle_count + model.spring_count * 2 + model.tri_count * 3
                 + model.edge_count * 4 + model.tet_count * 4)
         if fuse is None:
-            fuse = self._cpu and work < FUSED_WORK_LIMIT
+            # one thread runs the fused substep faster than the phases at any size (no slots
+            # to write and sum); the physics is the same, only float32 orders differ
+            fuse = self._cpu and (work < FUSED_WORK_LIMIT or numba.get_num_threads() == 1)
         elif fuse and not self._cpu:
             raise ValueError(f"{call}: fuse=True runs a substep on one CPU thread; the model is "
                              f"on {model.device!r}")
@@ -96,6 +102,9 @@ class SolverSemiImplicit:
         self.particle_grid = None
         self._fused_key = None
         self._fused_model = None
+        self._slots_key = None
+        self._slots = None
+        self._init_launches(self._cpu)
 
     def _particle_grid(self):
         """The HashGrid of particle-particle contacts, or None when they are off (made at the
@@ -138,6 +147,14 @@ class SolverSemiImplicit:
         self._fused_key = key
         return self._fused_model
 
+    def _element_slots(self):
+        """The element-force slots of the one-kernel-per-phase path, remade when an
+        attribute of the model was assigned since the last step."""
+        if self._slots_key != self.model._version:
+            self._slots = ElementSlots(self.model)
+            self._slots_key = self.model._version
+        return self._slots
+
     @staticmethod
     def _contact_struct(contacts):
         """The struct of *contacts*' arrays, made once per Contacts."""
@@ -162,6 +179,7 @@ class SolverSemiImplicit:
         tet_act = m.tet_activations if control is None else control.tet_activations
         q, qd = state_in.particle_q, state_in.particle_qd
         grid = self._particle_grid()
+        self._check_capturable("SolverSemiImplicit.step", grid)
         if grid is not None:
             grid.build(q, 2.0 * m.particle_max_radius + m.particle_cohesion)
         grid_id = grid.id if grid is not None else 0
@@ -172,39 +190,44 @@ class SolverSemiImplicit:
                         contacts.soft_contact_particle, contacts.soft_contact_shape,
                         contacts.soft_contact_body_pos, contacts.soft_contact_normal]
         if self.fused:
-            sim.launch(kernels.fused_substep_kernel, dim=1, inputs=[
+            self._launch(kernels.fused_substep_kernel, 1, [
                 q, qd, state_in.particle_f, self._f, self._fused_struct(), tri_act, tet_act,
                 grid_count, grid_id, self._contact_struct(contacts), dt, state_out.particle_q,
                 state_out.particle_qd])
             return state_out
         f = self._f
+        launch = self._launch
+        e = self._element_slots()
+        slots = e.slots
         if m.spring_count:
-            sim.launch(kernels.spring_kernel, dim=m.spring_count,
-                       inputs=[q, qd, m.spring_indices, m.spring_rest_length, m.spring_stiffness,
-                               m.spring_damping, f])
+            launch(kernels.spring_kernel, m.spring_count,
+                   [q, qd, m.spring_indices, m.spring_rest_length, m.spring_stiffness,
+                    m.spring_damping, e.base["spring"], e.dest, slots])
         if m.tri_count:
-            sim.launch(kernels.triangle_kernel, dim=m.tri_count,
-                       inputs=[q, qd, m.tri_indices, m.tri_poses, tri_act, m.tri_materials, f])
+            launch(kernels.triangle_kernel, m.tri_count,
+                   [q, qd, m.tri_indices, m.tri_poses, tri_act, m.tri_materials, e.base["tri"],
+                    e.dest, slots])
         if m.edge_count:
-            sim.launch(kernels.bending_kernel, dim=m.edge_count,
-                       inputs=[q, qd, m.edge_indices, m.edge_rest_angle,
-                               m.edge_bending_properties, f])
+            launch(kernels.bending_kernel, m.edge_count,
+                   [q, qd, m.edge_indices, m.edge_rest_angle, m.edge_bending_properties,
+                    e.base["edge"], e.dest, slots])
         if m.tet_count:
-            sim.launch(kernels.tetrahedron_kernel, dim=m.tet_count,
-                       inputs=[q, qd, m.tet_indices, m.tet_poses, tet_act, m.tet_materials, f])
+            launch(kernels.tetrahedron_kernel, m.tet_count,
+                   [q, qd, m.tet_indices, m.tet_poses, tet_act, m.tet_materials, e.base["tet"],
+                    e.dest, slots])
         if grid is not None:
-            sim.launch(kernels.particle_contact_kernel, dim=m.particle_count,
-                       inputs=[grid_id, q, qd, m.particle_radius, m.particle_flags,
-                               m.particle_world, m.particle_ke, m.particle_kd, m.particle_kf,
-                               m.particle_mu, m.particle_cohesion, m.particle_max_radius, f])
+            launch(kernels.particle_contact_kernel, m.particle_count,
+                   [grid_id, q, qd, m.particle_radius, m.particle_flags, m.particle_world,
+                    m.particle_ke, m.particle_kd, m.particle_kf, m.particle_mu,
+                    m.particle_cohesion, m.particle_max_radius, f])
         if contacts.soft_contact_max:
-            sim.launch(kernels.soft_contact_kernel, dim=contacts.soft_contact_max,
-                       inputs=[q, qd, m.particle_radius, m.particle_flags, *contact_args, f])
-        sim.launch(kernels.integrate_kernel, dim=m.particle_count,
-                   inputs=[q, qd, state_in.particle_f, f, m.particle_inv_mass, m.particle_flags,
-                           sim.vec3(*(float(g) for g in m.gravity)), dt,
-                           m.particle_max_velocity, state_out.particle_q,
-                           state_out.particle_qd])
+            launch(kernels.soft_contact_kernel, contacts.soft_contact_max,
+                   [q, qd, m.particle_radius, m.particle_flags, *contact_args, f])
+        launch(kernels.integrate_kernel, m.particle_count,
+               [q, qd, state_in.particle_f, f, slots, e.start, m.particle_inv_mass,
+                m.particle_flags,
+                self._gravity(), dt, m.particle_max_velocity, state_out.particle_q,
+                state_out.particle_qd])
         if not self._cpu:
             sim.synchronize()
         return state_out

@@ -19,12 +19,13 @@ import numba_sim as sim
 from numba_sim.physics import xpbd_constraints as xc
 from numba_sim.physics.kernels import make_struct
 from numba_sim.physics.model import Contacts, Model
+from numba_sim.physics.stepping import SubstepLaunches
 from numba_sim.physics.solver_semi_implicit import (
     FUSED_WORK_LIMIT, SolverSemiImplicit, check_step_arguments,
 )
 
 
-class SolverXPBD:
+class SolverXPBD(SubstepLaunches):
     """XPBD (API-physics.md): springs as compliant distance constraints (compliance
     ``1 / ke``), bending edges, neo-Hookean tetrahedra, contacts with friction.
 
@@ -65,10 +66,12 @@ class SolverXPBD:
         self._spring_lambdas = xp.zeros(model.spring_count, dtype=np.float32)
         self._edge_lambdas = xp.zeros(model.edge_count, dtype=np.float32)
         self._tet_lambdas = xp.zeros((model.tet_count, 2), dtype=np.float32)
+        self._lambda_count = max(model.spring_count, model.edge_count, model.tet_count)
         self._no_contacts = Contacts(model, soft_contact_max=0)
         self.particle_grid = None
         self._fused_key = None
         self._fused_model = None
+        self._init_launches(cpu)
         if self.fused:
             self._scratch = make_struct(xc.XpbdScratch, x0=self._x0, x_pred=self._x_pred,
                                         spring_lambdas=self._spring_lambdas,
@@ -109,6 +112,7 @@ class SolverXPBD:
         q, qd = state_in.particle_q, state_in.particle_qd
         x = state_out.particle_q
         grid = self._particle_grid()
+        self._check_capturable("SolverXPBD.step", grid)
         if grid is not None:
             grid.build(q, 2.0 * m.particle_max_radius)
         grid_id = grid.id if grid is not None else 0
@@ -116,49 +120,44 @@ class SolverXPBD:
                           contacts.soft_contact_shape, contacts.soft_contact_body_pos,
                           contacts.soft_contact_normal]
         if self.fused:
-            sim.launch(xc.fused_xpbd_substep_kernel, dim=1, inputs=[
+            self._launch(xc.fused_xpbd_substep_kernel, 1, [
                 q, qd, state_in.particle_f, self._fused_struct(), self._scratch, tet_act,
                 self.iterations, m.particle_count if grid is not None else 0, grid_id,
                 *contact_arrays, dt, x, state_out.particle_qd])
             return state_out
         n = m.particle_count
         x0, delta = self._x0, self._delta
-        x0[...] = q
-        sim.launch(xc.predict_kernel, dim=n,
-                   inputs=[x0, qd, state_in.particle_f, m.particle_inv_mass, m.particle_flags,
-                           sim.vec3(*(float(g) for g in m.gravity)), dt, x, self._x_pred,
-                           state_out.particle_qd])
-        self._spring_lambdas[...] = 0.0
-        self._edge_lambdas[...] = 0.0
-        self._tet_lambdas[...] = 0.0
+        launch = self._launch
+        launch(xc.predict_kernel, n,
+               [q, qd, state_in.particle_f, m.particle_inv_mass, m.particle_flags,
+                self._gravity(), dt, x0, x, self._x_pred, state_out.particle_qd])
+        launch(xc.zero_lambdas_kernel, self._lambda_count,
+               [self._spring_lambdas, self._edge_lambdas, self._tet_lambdas])
         for _ in range(self.iterations):
             if grid is not None:
-                sim.launch(xc.particle_contact_constraint_kernel, dim=n,
-                           inputs=[grid_id, x, x0, m.particle_inv_mass, m.particle_radius,
-                                   m.particle_flags, m.particle_world, m.particle_mu,
-                                   m.particle_max_radius, delta])
+                launch(xc.particle_contact_constraint_kernel, n,
+                       [grid_id, x, x0, m.particle_inv_mass, m.particle_radius, m.particle_flags,
+                        m.particle_world, m.particle_mu, m.particle_max_radius, delta])
             if contacts.soft_contact_max:
-                sim.launch(xc.shape_contact_constraint_kernel, dim=contacts.soft_contact_max,
-                           inputs=[x, x0, m.particle_inv_mass, m.particle_radius,
-                                   m.particle_flags, m.shape_material_mu, m.soft_contact_mu,
-                                   *contact_arrays, delta])
+                launch(xc.shape_contact_constraint_kernel, contacts.soft_contact_max,
+                       [x, x0, m.particle_inv_mass, m.particle_radius, m.particle_flags,
+                        m.shape_material_mu, m.soft_contact_mu, *contact_arrays, delta])
             if m.spring_count:
-                sim.launch(xc.distance_kernel, dim=m.spring_count,
-                           inputs=[x, x0, m.particle_inv_mass, m.spring_indices,
-                                   m.spring_rest_length, m.spring_stiffness, m.spring_damping,
-                                   dt, self._spring_lambdas, delta])
+                launch(xc.distance_kernel, m.spring_count,
+                       [x, x0, m.particle_inv_mass, m.spring_indices, m.spring_rest_length,
+                        m.spring_stiffness, m.spring_damping, dt, self._spring_lambdas, delta])
             if m.edge_count:
-                sim.launch(xc.bending_constraint_kernel, dim=m.edge_count,
-                           inputs=[x, m.particle_inv_mass, m.edge_indices, m.edge_rest_angle,
-                                   m.edge_bending_properties, dt, self._edge_lambdas, delta])
+                launch(xc.bending_constraint_kernel, m.edge_count,
+                       [x, m.particle_inv_mass, m.edge_indices, m.edge_rest_angle,
+                        m.edge_bending_properties, dt, self._edge_lambdas, delta])
             if m.tet_count:
-                sim.launch(xc.tetrahedron_constraint_kernel, dim=m.tet_count,
-                           inputs=[x, m.particle_inv_mass, m.tet_indices, m.tet_poses, tet_act,
-                                   m.tet_materials, dt, self._tet_lambdas, delta])
-            sim.launch(xc.apply_deltas_kernel, dim=n, inputs=[x, delta])
-        sim.launch(xc.finish_kernel, dim=n,
-                   inputs=[x, self._x_pred, m.particle_flags, dt, m.particle_max_velocity,
-                           state_out.particle_qd])
+                launch(xc.tetrahedron_constraint_kernel, m.tet_count,
+                       [x, m.particle_inv_mass, m.tet_indices, m.tet_poses, tet_act,
+                        m.tet_materials, dt, self._tet_lambdas, delta])
+            launch(xc.apply_deltas_kernel, n, [x, delta])
+        launch(xc.finish_kernel, n,
+               [x, self._x_pred, m.particle_flags, dt, m.particle_max_velocity,
+                state_out.particle_qd])
         if not self._cpu:
             sim.synchronize()
         return state_out

@@ -216,14 +216,31 @@ def solve_particle_contacts(tid: int, grid: sim.uint64, x: sim.array(dtype=sim.v
 
 @sim.kernel
 def predict_kernel(q: VEC3, qd: VEC3, f_ext: VEC3, inv_mass: FLOATS, flags: FLAGS,
-                   gravity: sim.vec3, dt: float, x_out: VEC3, x_pred: VEC3, qd_out: VEC3):
-    """x* into ``x_out`` and ``x_pred``, v* into ``qd_out``."""
+                   gravity: sim.vec3, dt: float, x0_out: VEC3, x_out: VEC3, x_pred: VEC3,
+                   qd_out: VEC3):
+    """``q`` into ``x0_out``, x* into ``x_out`` and ``x_pred``, v* into ``qd_out`` (``q``
+    may be ``x_out``: each thread reads its particle before writing it)."""
     i = sim.tid()
-    x, v = predict_particle(q[i], qd[i], f_ext[i], inv_mass[i],
+    q0 = q[i]
+    x, v = predict_particle(q0, qd[i], f_ext[i], inv_mass[i],
                             (flags[i] & sim.uint32(1)) != sim.uint32(0), gravity, dt)
+    x0_out[i] = q0
     x_out[i] = x
     x_pred[i] = x
     qd_out[i] = v
+
+
+@sim.kernel
+def zero_lambdas_kernel(spring_lambdas: FLOATS, edge_lambdas: FLOATS, tet_lambdas: FLOATS2):
+    """The multipliers start each substep at zero (one thread per index of the longest)."""
+    i = sim.tid()
+    if i < spring_lambdas.shape[0]:
+        spring_lambdas[i] = 0.0
+    if i < edge_lambdas.shape[0]:
+        edge_lambdas[i] = 0.0
+    if i < tet_lambdas.shape[0]:
+        tet_lambdas[i, 0] = 0.0
+        tet_lambdas[i, 1] = 0.0
 
 
 @sim.kernel

@@ -161,8 +161,8 @@ def address(array):
 # Structures
 
 
-class CpuRegistry:
-    """Live structures by ``id`` (weakly held)."""
+class StructureRegistry:
+    """Live structures by ``id`` (weakly held: a structure freed leaves it)."""
 
     def __init__(self):
         self._objects = weakref.WeakValueDictionary()
@@ -178,7 +178,11 @@ class CpuRegistry:
 
 
 #: The live CPU structures of every kind (HashGrid, Bvh, Mesh), by ``id``.
-cpu_structures = CpuRegistry()
+cpu_structures = StructureRegistry()
+
+#: The live structures of every kind on every device, by ``id``: what a launch checks a
+#: ``uint64`` id against before a query reads it (numba_sim/structure_ids.py).
+live_structures = StructureRegistry()
 
 
 class SpatialStructure:
@@ -212,7 +216,9 @@ class SpatialStructure:
         return self._storage.id
 
     def _register(self):
-        """Make a CPU structure findable from its ``id`` (Python-mode builtins take either)."""
+        """Make the structure known as live by its ``id`` (launches check ids against it) and
+        a CPU structure findable from its ``id`` (Python-mode builtins take either)."""
+        live_structures.add(self)
         if self.device == "cpu":
             cpu_structures.add(self)
 

@@ -10,7 +10,7 @@ import operator
 
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.core.typing.templates import AbstractTemplate, signature
+from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, signature
 from numba.np import numpy_support
 
 from numba_sim import kernel_ops, scalar_rule
@@ -34,8 +34,30 @@ def binary_signature(context, name, a, b):
         _check(name, a_scalar, b_scalar)
         common = numpy_support.from_dtype(scalar_rule.common_dtype(a_scalar, b_scalar))
         return signature(common, common, common), True
-    sig = context.resolve_function_type(kernel_ops.BINARY[name], (a, b), {})
+    try:
+        sig = context.resolve_function_type(kernel_ops.BINARY[name], (a, b), {})
+    except TypingError:
+        found = user_operator(context, name, a, b)
+        if found is None:
+            raise
+        return found[1], False
+    if sig is None:
+        found = user_operator(context, name, a, b)
+        sig = None if found is None else found[1]
     return sig, False
+
+
+def user_operator(context, name, a, b):
+    """(the ``@sim.func``, its signature) overloading operator *name* for (a, b), or None
+    (kernel_ops.USER_OPERATORS)."""
+    for function in kernel_ops.USER_OPERATORS.get(name, ()):
+        try:
+            sig = context.resolve_function_type(context.resolve_value_type(function), (a, b), {})
+        except TypingError:
+            continue
+        if sig is not None:
+            return function, sig
+    return None
 
 
 def _binary_template(name, function):
@@ -189,3 +211,119 @@ class UpdateComponent(AbstractTemplate):
             component = component_type(element, key)
         return signature(container, container, index, key, op,
                          _update_value_type(self.context, component, op_name, value))
+
+
+# --------------------------------------------------------------------------
+# Star arguments: f(*x), f(*x[a:b:c])
+
+
+def static_length(container):
+    """The number of items ``*container`` gives, known at compile time (None: not known)."""
+    if isinstance(container, ValueType):
+        return container.shape[0]
+    if isinstance(container, types.BaseTuple):
+        return len(container)
+    return None
+
+
+def _literal_bound(bound, what):
+    if isinstance(bound, (types.NoneType, types.Omitted)):
+        return None
+    if isinstance(bound, types.IntegerLiteral):
+        return bound.literal_value
+    raise TypingError(f"*x[start:stop:step] in a call: Slice component must be a compile-time "
+                      f"constant: the {what} must be an integer literal, not {bound} (the "
+                      f"number of arguments is fixed when compiling)")
+
+
+def unpack_indices(container, start, stop, step):
+    """The indices ``*container[start:stop:step]`` reads (literal bounds)."""
+    start, stop, step = (_literal_bound(b, w) for b, w in (
+        (start, "start"), (stop, "stop"), (step, "step")))
+    length = static_length(container)
+    if length is None:
+        if not isinstance(container, types.Array):
+            raise TypingError(f"cannot unpack {container} with *: Starred expressions are only "
+                              f"supported for vectors, matrices, quaternions, transforms, tuples "
+                              f"and arrays")
+        if stop is None:
+            raise TypingError(f"*arr[start:stop] of {container} requires explicit upper bound "
+                              f"(its length is not known when compiling)")
+        if stop < 0 or (start or 0) < 0:
+            raise TypingError(f"*arr[start:stop] of {container}: bounds cannot be negative for "
+                              f"arrays (their length is not known when compiling)")
+        if (step or 1) < 0:
+            raise TypingError(f"*arr[start:stop:step] of {container}: step cannot be negative "
+                              f"for arrays")
+        length = stop
+    return tuple(range(*slice(start, stop, step).indices(length)))
+
+
+def _unpack_signature(context, container, indices, *bounds):
+    if not indices:
+        return signature(types.Tuple(()), container, *bounds)
+    item = context.resolve_function_type(operator.getitem, (container, types.intp), {})
+    if item is None:
+        raise TypingError(f"cannot unpack {container} with *: it has no items")
+    return signature(types.UniTuple(item.return_type, len(indices)), container, *bounds)
+
+
+@typing_registry.register_global(kernel_ops.unpack)
+class Unpack(AbstractTemplate):
+    def generic(self, args, kws):
+        (container,) = args
+        if isinstance(container, types.BaseTuple):
+            return signature(container, container)
+        length = static_length(container)
+        if length is None:
+            raise TypingError(f"cannot unpack {container} with * in a call: Starred "
+                              f"expressions are only supported for vectors, matrices (their "
+                              f"rows), quaternions, transforms, tuples and array slices with "
+                              f"literal bounds (*arr[0:3]), whose length is known when compiling")
+        return _unpack_signature(self.context, container, range(length), )
+
+
+@typing_registry.register_global(kernel_ops.unpack_slice)
+class UnpackSlice(AbstractTemplate):
+    """``*x[a:b:c]`` whose bounds are not all literals (literal ones are
+    :func:`slice_unpack_template` s): the bounds must be literals."""
+    prefer_literal = True
+
+    def generic(self, args, kws):
+        container, start, stop, step = args
+        indices = unpack_indices(container, start, stop, step)
+        return _unpack_signature(self.context, container, indices, start, stop, step)
+
+
+def slice_unpack_template(function, start, stop, step):
+    """The typing of *function* (``*x[start:stop:step]`` with these literal bounds, see
+    numba_sim.lowering.kernel_ops.slice_unpacker): the items, as a tuple."""
+    class UnpackLiteralSlice(AbstractTemplate):
+        key = function
+
+        def generic(self, args, kws):
+            (container,) = args
+            indices = unpack_indices(container, *(
+                types.literal(b) if b is not None else types.none for b in (start, stop, step)))
+            return _unpack_signature(self.context, container, indices)
+
+    return UnpackLiteralSlice
+
+
+# --------------------------------------------------------------------------
+# type(x) of a value or a struct: its class, a constructor (Warp's generic code:
+# ``type(a)(b)`` converts b to a's type)
+
+
+def _class_attribute(key):
+    class ClassOf(AttributeTemplate):
+        def resolve___class__(self, instance):
+            return self.context.resolve_value_type(instance.python_class)
+
+    ClassOf.key = key
+    ClassOf.__name__ = f"ClassOf{key.__name__}"
+    return typing_registry.register_attr(ClassOf)
+
+
+for _key in (ValueType, StructType):
+    _class_attribute(_key)

@@ -1,15 +1,20 @@
 """Typing of component access on value types: ``v.x``, ``t.p``, ``v[i]``,
-``m[i]`` (a row), ``m[i, j]``, ``len(v)``; and the plain-Numba error for
-assigning to a component (values are immutable outside the kernel language)."""
+``m[i]`` (a row), ``m[i, j]``, constant slices (``v[1:]``, ``m[:, 0]``: a new vector or
+matrix), ``len(v)``; the plain-Numba error for assigning to a component (compiled values
+are immutable outside the kernel language); and the
+type factories ``sim.types.vector`` / ``matrix`` / ``transformation`` called in compiled
+code, where Warp makes them its anonymous constructors."""
 
 import operator
 
+import numpy as np
 from numba.core import types
 from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, signature
 
 from numba_sim.operations import fail
-from numba_sim.registry import typing_registry
-from numba_sim.types import KIND_MAT, attribute_slice, row_spec
+from numba_sim.registry import install, typing_registry
+from numba_sim import types as value_table
+from numba_sim.types import KIND_MAT, KIND_VEC, attribute_slice, row_spec
 from numba_sim.typing.value_types import VALUE_TYPES, ValueType
 
 
@@ -31,9 +36,10 @@ class ValueAttributes(AttributeTemplate):
 
 
 def _check_literal(value_type, index, bound):
-    if isinstance(index, types.IntegerLiteral) and not 0 <= index.literal_value < bound:
+    if isinstance(index, types.IntegerLiteral) and not -bound <= index.literal_value < bound:
         fail("[]", (value_type, index), f"index {index.literal_value} is out of range for "
-                                        f"{value_type} (valid: 0 to {bound - 1})")
+                                        f"{value_type} (valid: {-bound} to {bound - 1}; a "
+                                        "negative index counts from the end)")
 
 
 def index_result(value_type, index):
@@ -62,6 +68,30 @@ class ValueGetItem(AbstractTemplate):
         return None
 
 
+def slice_positions(value_type, index):
+    """The storage positions ``value[index]`` takes, shaped as the result, when *index* is a
+    constant with a slice in it (``v[1:]``, ``v[::-1]``, ``m[1:]``, ``m[0, :2]``,
+    ``m[:, 1]``); None for any other index.  Warp's slices are compile-time constants and
+    give a new vector (matrix) of the components they select, any length >= 0."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(isinstance(k, slice) for k in parts):
+        return None
+    spec = value_type.spec
+    if not all(isinstance(k, (slice, int)) for k in parts) or len(parts) > len(spec.shape):
+        fail("[]", (value_type,), f"{value_type} takes {len(spec.shape)} constant index(es) or "
+                                  f"slice(s), not {index!r}")
+    try:
+        return np.arange(spec.size).reshape(spec.shape)[index]
+    except IndexError as e:
+        fail("[]", (value_type,), f"{index!r} is out of range for {value_type}: {e}")
+
+
+def sliced_type(value_type, positions):
+    """The vector or matrix type of a slice's *positions* (see :func:`slice_positions`)."""
+    kind = KIND_VEC if positions.ndim == 1 else KIND_MAT
+    return VALUE_TYPES[value_table.find_spec(kind, value_type.spec.dtype, positions.shape)]
+
+
 @typing_registry.register
 class ValueStaticGetItem(AbstractTemplate):
     """Constant indices (``v[3]``, ``m[1, 3]``): range-checked at compile time.
@@ -76,6 +106,9 @@ class ValueStaticGetItem(AbstractTemplate):
         value_type, index = args
         if not isinstance(value_type, ValueType):
             return None
+        sliced = slice_positions(value_type, index)
+        if sliced is not None:
+            return signature(sliced_type(value_type, sliced), *args)
         if isinstance(index, int):
             index_result(value_type, types.IntegerLiteral(index))
         elif isinstance(index, tuple) and all(isinstance(i, int) for i in index):
@@ -101,3 +134,22 @@ class ValueLen(AbstractTemplate):
         if len(args) == 1 and isinstance(args[0], ValueType):
             return signature(types.intp, *args)
         return None
+
+
+TYPE_FACTORIES = ("vector", "matrix", "quaternion", "transformation")
+"""The type factories of numba_sim.types that, called in a kernel, are the builtin of the
+same name (Warp's rule: ``wp.types.vector(1.0, 2.0)`` in a kernel is ``wp.vector(1.0, 2.0)``,
+a vec2f)."""
+
+
+def type_factories_as_builtins(builtins):
+    """Type each factory of :data:`TYPE_FACTORIES` in compiled code as the builtin of its name
+    in *builtins* (the builtins package, whose ``__all__`` names them: ``numba_sim/__init__.py``
+    calls this once they are registered); the builtin's lowering then serves the call."""
+    declared = {id(value): numba_type for value, numba_type in typing_registry.globals}
+    for name in TYPE_FACTORIES:
+        if name in builtins.__all__:  # (no quaternion() builtin yet: sim.types.quaternion
+            # stays the type factory, which a kernel cannot call)
+            typing_registry.register_global(getattr(value_table, name),
+                                            declared[id(getattr(builtins, name))])
+    install()

@@ -191,6 +191,37 @@ def assign(a, src):
     a[...] = _module_of(a).asarray(sim.to_numpy(src) if _module_of(a) is np else src).reshape(a.shape)
 
 
+def is_contiguous(a):
+    """``a.is_contiguous``: whether *a* is C-contiguous (NumPy's and CuPy's flag)."""
+    return bool(a.flags.c_contiguous)
+
+
+def list_(a):
+    """``a.list()``: *a*'s elements, flattened, as Python values (Warp 1.19): Python scalars
+    for a scalar array, structs (the numba_sim struct class of the array's record
+    dtype) for an array of structs.  A value-type array (vec3: trailing storage dims of
+    its scalar type) cannot be told from a scalar array with more dims here (numba_sim's
+    arrays are NumPy's, without Warp's dtype): it lists its scalars."""
+    host = sim.to_numpy(a)
+    if host.dtype.names is None:
+        return host.reshape(-1).tolist()
+    cls = _struct_class(host.dtype)
+    return [cls.from_numpy(record) for record in host.reshape(-1)]
+
+
+def _struct_class(dtype):
+    """The numba_sim struct class whose NumPy record dtype *dtype* is."""
+    from numba_sim.structs import Struct
+
+    classes = Struct.__subclasses__()
+    found = [c for c in classes if vars(c).get("numpy_dtype") is dtype] or [
+        c for c in classes if vars(c).get("numpy_dtype") == dtype]
+    if len(found) != 1:
+        raise TypeError(f"a: an array of records {dtype} that is not one struct class's "
+                        f"({len(found)} struct classes have this dtype)")
+    return found[0]
+
+
 def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
     """Warp's ``wp.copy``: *count* elements (all of *src* when 0) of *src* from
     *src_offset* into *dest* at *dest_offset* (offsets and count in elements of
@@ -227,9 +258,19 @@ def full_like(a, value, device=None, requires_grad=False):
     return result
 
 
+_SCALAR_NAMES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                 "float32", "float64")
+_SCALAR_OF_DTYPE = {np.dtype(getattr(sim, name)): getattr(sim, name) for name in _SCALAR_NAMES}
+"""NumPy dtype -> numba_sim's scalar type (float16 and bfloat16 are out of scope)."""
+
+
 def dtype_from_numpy(numpy_dtype):
-    """``wp.dtype_from_numpy``: numba_sim's scalar types are NumPy's scalar types."""
-    return np.dtype(numpy_dtype).type
+    """``wp.dtype_from_numpy``: numba_sim's scalar type of a NumPy dtype."""
+    scalar = _SCALAR_OF_DTYPE.get(np.dtype(numpy_dtype))
+    if scalar is None:
+        raise TypeError(f"numpy_dtype: expected the dtype of one of numba_sim's scalar types "
+                        f"({', '.join(_SCALAR_NAMES)}), got {numpy_dtype!r}")
+    return scalar
 
 
 def dtype_to_numpy(scalar_type):
@@ -257,20 +298,69 @@ def _type_tables():
     scope (issue 17), and Warp's tests build vector types of every listed scalar at module
     level, so listing them would fail whole files, in-scope cases included.  The cases of
     those types are counted out of scope from Warp's own list of cases."""
-    ints = (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64)
-    floats = (np.float32, np.float64)
-    to_warp = {t: t for t in (np.bool_,) + ints + floats}
-    to_warp.update({np.dtype(t): t for t in to_warp})
+    ints = tuple(_SCALAR_OF_DTYPE[np.dtype(n)] for n in _SCALAR_NAMES[1:9])
+    floats = (sim.float32, sim.float64)
+    to_warp = {np.dtype(t).type: t for t in _SCALAR_OF_DTYPE.values()}
+    to_warp.update(_SCALAR_OF_DTYPE)
     return {
         "warp._src.types.int_types": ints,
         "warp._src.types.float_types": floats,
         "warp._src.types.scalar_types": ints + floats,
         "warp._src.types.np_dtype_to_warp_type": to_warp,
-        "warp._src.types.warp_type_to_np_dtype": {t: t for t in (np.bool_,) + ints + floats},
+        "warp._src.types.warp_type_to_np_dtype": {t: np.dtype(t).type
+                                                  for t in _SCALAR_OF_DTYPE.values()},
     }
 
 
+def _out_of_scope_types():
+    """Warp's out-of-scope scalar types and its composites of float16, by name -> reason."""
+    composites = ("vec2", "vec3", "vec4", "mat22", "mat33", "mat44", "quat", "transform",
+                  "spatial_vector", "spatial_matrix")
+    return {"float16": "fp16", "half": "fp16", "bfloat16": "bf16",
+            **{f"{c}h": "fp16" for c in composites}}
+
+
+OUT_OF_SCOPE_TYPES = _out_of_scope_types()
+
+
+class _OutOfScopeType(type):
+    """The metaclass of the placeholders for Warp's float16 / bfloat16 types: a class with
+    Warp's name (``dtype.__name__`` names the cases Warp registers in a loop over dtypes),
+    identity (``scalar_type is wp.bfloat16``) and, for a composite, ``_wp_scalar_type_``;
+    using it as a type (a value, an array dtype, a subscript) raises, naming it."""
+
+    def _fail(cls, *args, **kwargs):
+        raise NotImplementedError(f"wp.{cls.__name__} is out of scope ({cls._reason}): "
+                                  f"numba_sim has no {cls.__name__} type")
+
+    __call__ = __getitem__ = __iter__ = _fail
+
+    def __getattr__(cls, attr):
+        raise AttributeError(f"wp.{cls.__name__} (out of scope: {cls._reason}) has no "
+                             f"attribute {attr!r} in numba_sim")
+
+    def __repr__(cls):
+        return f"<Warp's {cls.__name__}: out of scope ({cls._reason})>"
+
+
+@functools.cache
+def out_of_scope_type(name):
+    """The generator's stand-in for ``wp.<name>`` (float16, bfloat16, vec3h, ...): one
+    placeholder per name, so that identity comparisons hold."""
+    if name not in OUT_OF_SCOPE_TYPES:
+        raise ValueError(f"name: expected one of Warp's out-of-scope types "
+                         f"{sorted(OUT_OF_SCOPE_TYPES)}, got {name!r}")
+    attributes = {"_reason": OUT_OF_SCOPE_TYPES[name], "__module__": "warp"}
+    if name not in ("float16", "half", "bfloat16"):
+        attributes["_wp_scalar_type_"] = out_of_scope_type("float16")
+    if name == "half":
+        return out_of_scope_type("float16")
+    return _OutOfScopeType(name, (), attributes)
+
+
 _TYPE_TABLES = _type_tables()
+_TYPE_TABLES.update({f"warp._src.types.{name}": out_of_scope_type(name)
+                     for name in OUT_OF_SCOPE_TYPES})
 for _name in ("vector", "matrix", "quaternion", "transformation", "type_size",
               "type_size_in_bytes", "types_equal", "type_repr"):
     # Warp's type factories and type queries (also public as wp.types.X): numba_sim.types'
@@ -323,8 +413,8 @@ def warp_module(name):
 def warp_internal(module, *names):
     """The generator's stand-in for ``from <Warp module> import names`` / ``<Warp module>.x``."""
     objects = [(_WarpExamples if module == "warp.examples" else WarpInternal(module))] if not names \
-        else [_TYPE_TABLES.get(f"{module}.{name}") or WarpInternal(f"{module}.{name}")
-              for name in names]
+        else [_TYPE_TABLES[f"{module}.{name}"] if f"{module}.{name}" in _TYPE_TABLES
+              else WarpInternal(f"{module}.{name}") for name in names]
     return objects[0] if not names else tuple(objects)
 
 
@@ -443,9 +533,13 @@ def _is_cuda(device):
 
 def create_test_func(func, device, check_output, device_check=None, enable_cpu_blocks=False,
                      **kwargs):
+    # a case over device pairs (device1=..., device2=...) needs a GPU if one is CUDA
+    on_cuda = _is_cuda(device) or any(isinstance(v, sim.Device) and v.is_cuda
+                                      for v in kwargs.values())
+
     @functools.wraps(func)
     def test_func(self):
-        if _is_cuda(device) and not _cuda_usable():
+        if on_cuda and not _cuda_usable():
             self.skipTest(CUDA_SKIP_REASON)
         if device_check is not None:
             device_check(self, device)
@@ -546,12 +640,17 @@ def _out_of_scope(cls, name):
         or reasons.get(f"{cls.__name__}.{name}")
 
 
+def _method_names(name, devices):
+    """The names of the methods a registration of case *name* on *devices* defines."""
+    if devices is None or (isinstance(devices, list) and not devices):
+        return [name]
+    return [name + "_" + sanitize_identifier(d)
+            for d in (devices if isinstance(devices, list) else [devices])]
+
+
 def _skip_out_of_scope(cls, name, devices, reason):
     """Registers the case's methods (one per device, as Warp names them) as skipped."""
-    names = [name] if devices is None or (isinstance(devices, list) and not devices) else [
-        name + "_" + sanitize_identifier(d) for d in (devices if isinstance(devices, list)
-                                                      else [devices])]
-    for method in names:
+    for method in _method_names(name, devices):
         setattr(cls, method, _skipped(method, f"out of scope: {reason}"))
 
 
@@ -565,6 +664,66 @@ def out_of_scope_definition(name, reason):
 
     placeholder.__name__ = name
     return placeholder
+
+
+class ModuleLevelDefinitionError(Exception):
+    """A case used a module-level definition of its file that failed to be defined."""
+
+
+class FailedDefinition:
+    """Stands for a module-level definition of a ported file that raised when the module
+    was imported (the generator guards the definitions that running the module does not
+    need): the file imports, and a case that uses it fails with the original error."""
+
+    def __init__(self, name, error, what="could not be defined"):
+        self.__name__ = self.__qualname__ = name
+        self._error = error
+        self._what = what
+
+    def _fail(self, *args, **kwargs):
+        error = self._error
+        raise ModuleLevelDefinitionError(
+            f"{self.__name__} {self._what}: {type(error).__name__}: "
+            + (str(error).splitlines() or [""])[0]) from error
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        self._fail()
+
+    __call__ = __getitem__ = __iter__ = __enter__ = __bool__ = __len__ = _fail
+    __eq__ = __lt__ = __le__ = __gt__ = __ge__ = __contains__ = _fail
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return (f"<{self.__name__}: its module-level definition failed: "
+                f"{type(self._error).__name__}: {(str(self._error).splitlines() or [''])[0]}>")
+
+
+def failed_definition(name, error):
+    """The generator's placeholder for a guarded module-level definition that raised."""
+    return FailedDefinition(name, error)
+
+
+def failed_registration(cls, name, devices, error):
+    """Registers the cases of a module-level ``add_*_test(...)`` that raised while its
+    arguments were evaluated (e.g. ``inputs=[SomeStruct()]``) as failing with that error
+    (or skipped, when the generator declared them out of scope)."""
+    reason = _out_of_scope(cls, name)
+    if reason is not None:
+        _skip_out_of_scope(cls, name, devices, reason)
+        return
+    placeholder = FailedDefinition(name, error, "could not be registered")
+    listed = [None] if devices is None or (isinstance(devices, list) and not devices) else (
+        devices if isinstance(devices, list) else [devices])
+    for method, device in zip(_method_names(name, devices), listed):
+        def failing(self, _device=device):
+            if _is_cuda(_device) and not _cuda_usable():
+                self.skipTest(CUDA_SKIP_REASON)
+            placeholder()
+
+        failing.__name__ = method
+        setattr(cls, method, failing)
 
 
 def mark_out_of_scope(namespace):

@@ -16,6 +16,12 @@ wpc.declare_out_of_scope(__name__, {
     "TestAtomic.test_atomic_add_unsupported_dtypes_vec3s": "bf16 + fp16",
     "TestAtomic.test_atomic_add_unsupported_dtypes_vec3ub": "bf16 + fp16",
     "TestAtomic.test_atomic_add_unsupported_dtypes_vec3us": "bf16 + fp16",
+    "TestAtomic.test_atomic_double": "autodiff",
+    "TestAtomic.test_atomic_float": "autodiff",
+    "TestAtomic.test_atomic_int": "autodiff",
+    "TestAtomic.test_atomic_mat22": "autodiff",
+    "TestAtomic.test_atomic_mat33": "autodiff",
+    "TestAtomic.test_atomic_mat44": "autodiff",
     "TestAtomic.test_atomic_max_supported_dtypes_bfloat16": "bf16",
     "TestAtomic.test_atomic_max_unsupported_dtypes_float16": "fp16",
     "TestAtomic.test_atomic_max_unsupported_dtypes_vec3b": "bf16",
@@ -30,6 +36,9 @@ wpc.declare_out_of_scope(__name__, {
     "TestAtomic.test_atomic_min_unsupported_dtypes_vec3s": "bf16",
     "TestAtomic.test_atomic_min_unsupported_dtypes_vec3ub": "bf16",
     "TestAtomic.test_atomic_min_unsupported_dtypes_vec3us": "bf16",
+    "TestAtomic.test_atomic_vec2": "autodiff",
+    "TestAtomic.test_atomic_vec3": "autodiff",
+    "TestAtomic.test_atomic_vec4": "autodiff",
 })
 import re
 import unittest
@@ -217,7 +226,7 @@ test_atomic_return_double = make_atomic_return_test(sim.float64)
 def test_atomic_add_supported_dtypes(test, device, dtype):
     scalar_type = getattr(dtype, "_wp_scalar_type_", dtype)
     # Use a smaller N for bfloat16 so every intermediate sum (1..64) is exactly representable
-    N = 64 if scalar_type is sim.bfloat16 else 1024
+    N = 64 if scalar_type is wpc.out_of_scope_type('bfloat16') else 1024
 
     @sim.kernel(module="unique")
     def kernel(arr: sim.array[dtype]):
@@ -227,7 +236,7 @@ def test_atomic_add_supported_dtypes(test, device, dtype):
     sim.launch(kernel, dim=N, outputs=(arr,), device=device)
 
     size = 1 if not hasattr(dtype, "_shape_") else dtype._shape_
-    if scalar_type is sim.bfloat16:
+    if scalar_type is wpc.out_of_scope_type('bfloat16'):
         np_arr = sim.to_numpy(arr).flatten()
         if np_arr.dtype == np.uint16:
             # ml_dtypes not installed: manual bit-level conversion to float32
@@ -351,21 +360,21 @@ for dtype in (
     sim.uint32,
     sim.int64,
     sim.uint64,
-    sim.float16,
-    sim.bfloat16,
+    wpc.out_of_scope_type('float16'),
+    wpc.out_of_scope_type('bfloat16'),
     sim.float32,
     sim.float64,
     sim.vec3i,
     sim.vec3ui,
     sim.vec3l,
     sim.vec3ul,
-    sim.vec3h,
+    wpc.out_of_scope_type('vec3h'),
     sim.vec3f,
     sim.vec3d,
 ):
     scalar_type = getattr(dtype, "_wp_scalar_type_", dtype)
     # bfloat16 requires arch >= 80
-    dtype_devices = [d for d in devices if not d.is_cuda or d.arch >= 80] if scalar_type is sim.bfloat16 else devices
+    dtype_devices = [d for d in devices if not d.is_cuda or d.arch >= 80] if scalar_type is wpc.out_of_scope_type('bfloat16') else devices
 
     add_function_test(
         TestAtomic,
@@ -373,17 +382,17 @@ for dtype in (
         test_atomic_add_supported_dtypes,
         devices=dtype_devices,
         # bfloat16 .numpy() emits a UserWarning about raw uint16 representation
-        check_output=scalar_type is not sim.bfloat16,
+        check_output=scalar_type is not wpc.out_of_scope_type('bfloat16'),
         dtype=dtype,
     )
 
-    if scalar_type is not sim.float16:
+    if scalar_type is not wpc.out_of_scope_type('float16'):
         add_function_test(
             TestAtomic,
             f"test_atomic_min_supported_dtypes_{dtype.__name__}",
             test_atomic_min_supported_dtypes,
             devices=dtype_devices,
-            check_output=scalar_type is not sim.bfloat16,
+            check_output=scalar_type is not wpc.out_of_scope_type('bfloat16'),
             dtype=dtype,
         )
         add_function_test(
@@ -391,7 +400,7 @@ for dtype in (
             f"test_atomic_max_supported_dtypes_{dtype.__name__}",
             test_atomic_max_supported_dtypes,
             devices=dtype_devices,
-            check_output=scalar_type is not sim.bfloat16,
+            check_output=scalar_type is not wpc.out_of_scope_type('bfloat16'),
             dtype=dtype,
         )
 
@@ -401,16 +410,16 @@ for dtype in (
     sim.uint8,
     sim.int16,
     sim.uint16,
-    sim.float16,
+    wpc.out_of_scope_type('float16'),
     sim.vec3b,
     sim.vec3ub,
     sim.vec3s,
     sim.vec3us,
-    sim.vec3h,
+    wpc.out_of_scope_type('vec3h'),
 ):
     scalar_type = getattr(dtype, "_wp_scalar_type_", dtype)
 
-    if scalar_type is not sim.float16:
+    if scalar_type is not wpc.out_of_scope_type('float16'):
         add_function_test(
             TestAtomic,
             f"test_atomic_add_unsupported_dtypes_{dtype.__name__}",

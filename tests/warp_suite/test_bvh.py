@@ -56,82 +56,100 @@ def bvh_query_ray(bvh_id: sim.uint64, start: sim.vec3, dir: sim.vec3, bounds_int
         bounds_intersected[bounds_nr] = 1
 
 
-@sim.kernel
-def bvh_query_sphere(bvh_id: sim.uint64, center: sim.vec3, radius: float, bounds_intersected: sim.array[int]):
-    query = sim.bvh_query_sphere(bvh_id, center, radius)
-    bounds_nr = int(0)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def bvh_query_sphere(bvh_id: sim.uint64, center: sim.vec3, radius: float, bounds_intersected: sim.array[int]):
+        query = sim.bvh_query_sphere(bvh_id, center, radius)
+        bounds_nr = int(0)
 
-    while sim.bvh_query_next(query, bounds_nr):
-        bounds_intersected[bounds_nr] = 1
-
-
-@sim.kernel
-def bvh_capsule_query(bvh_id: sim.uint64, p0: sim.vec3, p1: sim.vec3, radius: float, bounds_intersected: sim.array[int]):
-    # capsule = ray (p0 -> p1) inflated by radius, bounded to the segment by max_dist = 1.0
-    query = sim.bvh_query_capsule(bvh_id, p0, p1 - p0, radius)
-    bounds_nr = int(0)
-
-    while sim.bvh_query_next(query, bounds_nr, 1.0):
-        bounds_intersected[bounds_nr] = 1
+        while sim.bvh_query_next(query, bounds_nr):
+            bounds_intersected[bounds_nr] = 1
+except Exception as _error:
+    bvh_query_sphere = wpc.failed_definition('bvh_query_sphere', _error)
 
 
-@sim.kernel
-def bvh_query_runtime_ray_or_aabb(
-    bvh_id: sim.uint64,
-    use_ray: bool,
-    lower: sim.vec3,
-    upper: sim.vec3,
-    start: sim.vec3,
-    dir: sim.vec3,
-    bounds_intersected: sim.array[int],
-):
-    # The kind is selected by a runtime branch, so the merged query decays to the
-    # erased parent BvhQuery and iterates via the kind stored at construction.
-    if use_ray:
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def bvh_capsule_query(bvh_id: sim.uint64, p0: sim.vec3, p1: sim.vec3, radius: float, bounds_intersected: sim.array[int]):
+        # capsule = ray (p0 -> p1) inflated by radius, bounded to the segment by max_dist = 1.0
+        query = sim.bvh_query_capsule(bvh_id, p0, p1 - p0, radius)
+        bounds_nr = int(0)
+
+        while sim.bvh_query_next(query, bounds_nr, 1.0):
+            bounds_intersected[bounds_nr] = 1
+except Exception as _error:
+    bvh_capsule_query = wpc.failed_definition('bvh_capsule_query', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def bvh_query_runtime_ray_or_aabb(
+        bvh_id: sim.uint64,
+        use_ray: bool,
+        lower: sim.vec3,
+        upper: sim.vec3,
+        start: sim.vec3,
+        dir: sim.vec3,
+        bounds_intersected: sim.array[int],
+    ):
+        # The kind is selected by a runtime branch, so the merged query decays to the
+        # erased parent BvhQuery and iterates via the kind stored at construction.
+        if use_ray:
+            query = sim.bvh_query_ray(bvh_id, start, dir)
+        else:
+            query = sim.bvh_query_aabb(bvh_id, lower, upper)
+        bounds_nr = int(0)
+
+        while sim.bvh_query_next(query, bounds_nr):
+            bounds_intersected[bounds_nr] = 1
+except Exception as _error:
+    bvh_query_runtime_ray_or_aabb = wpc.failed_definition('bvh_query_runtime_ray_or_aabb', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def bvh_query_runtime_capsule_or_sphere(
+        bvh_id: sim.uint64,
+        use_capsule: bool,
+        p0: sim.vec3,
+        p1: sim.vec3,
+        capsule_radius: float,
+        center: sim.vec3,
+        sphere_radius: float,
+        bounds_intersected: sim.array[int],
+    ):
+        if use_capsule:
+            query = sim.bvh_query_capsule(bvh_id, p0, p1 - p0, capsule_radius)
+        else:
+            query = sim.bvh_query_sphere(bvh_id, center, sphere_radius)
+        bounds_nr = int(0)
+
+        # max_dist = 1.0 bounds the capsule to its segment; sphere queries ignore it
+        while sim.bvh_query_next(query, bounds_nr, 1.0):
+            bounds_intersected[bounds_nr] = 1
+except Exception as _error:
+    bvh_query_runtime_capsule_or_sphere = wpc.failed_definition('bvh_query_runtime_capsule_or_sphere', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def collect_bvh_hits(query: sim.BvhQuery, bounds_intersected: sim.array[int]):
+        # Parameter annotated with the erased parent type: any concrete query kind is
+        # accepted, and iteration dispatches on the kind stored at construction.
+        bounds_nr = int(0)
+        while sim.bvh_query_next(query, bounds_nr):
+            bounds_intersected[bounds_nr] = 1
+except Exception as _error:
+    collect_bvh_hits = wpc.failed_definition('collect_bvh_hits', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def bvh_query_ray_via_erased_func(bvh_id: sim.uint64, start: sim.vec3, dir: sim.vec3, bounds_intersected: sim.array[int]):
         query = sim.bvh_query_ray(bvh_id, start, dir)
-    else:
-        query = sim.bvh_query_aabb(bvh_id, lower, upper)
-    bounds_nr = int(0)
-
-    while sim.bvh_query_next(query, bounds_nr):
-        bounds_intersected[bounds_nr] = 1
-
-
-@sim.kernel
-def bvh_query_runtime_capsule_or_sphere(
-    bvh_id: sim.uint64,
-    use_capsule: bool,
-    p0: sim.vec3,
-    p1: sim.vec3,
-    capsule_radius: float,
-    center: sim.vec3,
-    sphere_radius: float,
-    bounds_intersected: sim.array[int],
-):
-    if use_capsule:
-        query = sim.bvh_query_capsule(bvh_id, p0, p1 - p0, capsule_radius)
-    else:
-        query = sim.bvh_query_sphere(bvh_id, center, sphere_radius)
-    bounds_nr = int(0)
-
-    # max_dist = 1.0 bounds the capsule to its segment; sphere queries ignore it
-    while sim.bvh_query_next(query, bounds_nr, 1.0):
-        bounds_intersected[bounds_nr] = 1
-
-
-@sim.func
-def collect_bvh_hits(query: sim.BvhQuery, bounds_intersected: sim.array[int]):
-    # Parameter annotated with the erased parent type: any concrete query kind is
-    # accepted, and iteration dispatches on the kind stored at construction.
-    bounds_nr = int(0)
-    while sim.bvh_query_next(query, bounds_nr):
-        bounds_intersected[bounds_nr] = 1
-
-
-@sim.kernel
-def bvh_query_ray_via_erased_func(bvh_id: sim.uint64, start: sim.vec3, dir: sim.vec3, bounds_intersected: sim.array[int]):
-    query = sim.bvh_query_ray(bvh_id, start, dir)
-    collect_bvh_hits(query, bounds_intersected)
+        collect_bvh_hits(query, bounds_intersected)
+except Exception as _error:
+    bvh_query_ray_via_erased_func = wpc.failed_definition('bvh_query_ray_via_erased_func', _error)
 
 
 def aabb_overlap(a_lower, a_upper, b_lower, b_upper):
@@ -204,90 +222,96 @@ def segment_aabb_overlap(p0, p1, radius, lower, upper):
     return 1
 
 
-@sim.kernel
-def count_sphere_hits(bvh_id: sim.uint64, center: sim.vec3, radius: float, hits: sim.array[int]):
-    q = sim.bvh_query_sphere(bvh_id, center, radius)
-    idx = int(0)
-    while sim.bvh_query_next(q, idx):
-        sim.atomic_add(hits, 0, 1)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def count_sphere_hits(bvh_id: sim.uint64, center: sim.vec3, radius: float, hits: sim.array[int]):
+        q = sim.bvh_query_sphere(bvh_id, center, radius)
+        idx = int(0)
+        while sim.bvh_query_next(q, idx):
+            sim.atomic_add(hits, 0, 1)
+except Exception as _error:
+    count_sphere_hits = wpc.failed_definition('count_sphere_hits', _error)
 
 
-def test_bvh(test, type, device, leaf_size, constructor=None):
-    rng = np.random.default_rng(123)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def test_bvh(test, type, device, leaf_size, constructor=None):
+        rng = np.random.default_rng(123)
 
-    num_bounds = 100
-    lowers = rng.random(size=(num_bounds, 3)) * 5.0
-    uppers = lowers + rng.random(size=(num_bounds, 3)) * 5.0
+        num_bounds = 100
+        lowers = rng.random(size=(num_bounds, 3)) * 5.0
+        uppers = lowers + rng.random(size=(num_bounds, 3)) * 5.0
 
-    device_lowers = sim.array(lowers, dtype=sim.vec3, device=device)
-    device_uppers = sim.array(uppers, dtype=sim.vec3, device=device)
+        device_lowers = sim.array(lowers, dtype=sim.vec3, device=device)
+        device_uppers = sim.array(uppers, dtype=sim.vec3, device=device)
 
-    bvh = sim.Bvh(device_lowers, device_uppers, constructor=constructor, leaf_size=leaf_size)
+        bvh = sim.Bvh(device_lowers, device_uppers, constructor=constructor, leaf_size=leaf_size)
 
-    bounds_intersected = sim.zeros(shape=(num_bounds), dtype=int, device=device)
+        bounds_intersected = sim.zeros(shape=(num_bounds), dtype=int, device=device)
 
-    query_lower = sim.vec3(2.0, 2.0, 2.0)
-    query_upper = sim.vec3(8.0, 8.0, 8.0)
+        query_lower = sim.vec3(2.0, 2.0, 2.0)
+        query_upper = sim.vec3(8.0, 8.0, 8.0)
 
-    query_start = sim.vec3(0.0, 0.0, 0.0)
-    query_dir = sim.normalize(sim.vec3(1.0, 1.0, 1.0))
+        query_start = sim.vec3(0.0, 0.0, 0.0)
+        query_dir = sim.normalize(sim.vec3(1.0, 1.0, 1.0))
 
-    query_center = sim.vec3(5.0, 5.0, 5.0)
-    query_radius = 3.0
+        query_center = sim.vec3(5.0, 5.0, 5.0)
+        query_radius = 3.0
 
-    query_p0 = sim.vec3(0.0, 0.0, 0.0)
-    query_p1 = sim.vec3(10.0, 10.0, 10.0)
-    capsule_radius = 1.0
+        query_p0 = sim.vec3(0.0, 0.0, 0.0)
+        query_p1 = sim.vec3(10.0, 10.0, 10.0)
+        capsule_radius = 1.0
 
-    for test_case in range(3):
-        if type == "AABB":
-            sim.launch(
-                bvh_query_aabb,
-                dim=1,
-                inputs=[bvh.id, query_lower, query_upper, bounds_intersected],
-                device=device,
-            )
-        elif type == "ray":
-            sim.launch(bvh_query_ray, dim=1, inputs=[bvh.id, query_start, query_dir, bounds_intersected], device=device)
-        elif type == "sphere":
-            sim.launch(
-                bvh_query_sphere, dim=1, inputs=[bvh.id, query_center, query_radius, bounds_intersected], device=device
-            )
-        else:  # capsule
-            sim.launch(
-                bvh_capsule_query,
-                dim=1,
-                inputs=[bvh.id, query_p0, query_p1, capsule_radius, bounds_intersected],
-                device=device,
-            )
-
-        device_intersected = sim.to_numpy(bounds_intersected)
-
-        for i in range(num_bounds):
-            lower = lowers[i]
-            upper = uppers[i]
+        for test_case in range(3):
             if type == "AABB":
-                host_intersected = aabb_overlap(lower, upper, query_lower, query_upper)
+                sim.launch(
+                    bvh_query_aabb,
+                    dim=1,
+                    inputs=[bvh.id, query_lower, query_upper, bounds_intersected],
+                    device=device,
+                )
             elif type == "ray":
-                host_intersected = intersect_ray_aabb(query_start, 1.0 / query_dir, lower, upper)
+                sim.launch(bvh_query_ray, dim=1, inputs=[bvh.id, query_start, query_dir, bounds_intersected], device=device)
             elif type == "sphere":
-                host_intersected = sphere_aabb_overlap(query_center, query_radius, lower, upper)
+                sim.launch(
+                    bvh_query_sphere, dim=1, inputs=[bvh.id, query_center, query_radius, bounds_intersected], device=device
+                )
             else:  # capsule
-                host_intersected = segment_aabb_overlap(query_p0, query_p1, capsule_radius, lower, upper)
+                sim.launch(
+                    bvh_capsule_query,
+                    dim=1,
+                    inputs=[bvh.id, query_p0, query_p1, capsule_radius, bounds_intersected],
+                    device=device,
+                )
 
-            test.assertEqual(host_intersected, device_intersected[i])
+            device_intersected = sim.to_numpy(bounds_intersected)
 
-        if test_case == 0 or test_case == 1:
-            lowers = rng.random(size=(num_bounds, 3)) * 5.0
-            uppers = lowers + rng.random(size=(num_bounds, 3)) * 5.0
-            wpc.copy(device_lowers, sim.array(lowers, dtype=sim.vec3, device=device))
-            wpc.copy(device_uppers, sim.array(uppers, dtype=sim.vec3, device=device))
-            wpc.zero_(bounds_intersected)
+            for i in range(num_bounds):
+                lower = lowers[i]
+                upper = uppers[i]
+                if type == "AABB":
+                    host_intersected = aabb_overlap(lower, upper, query_lower, query_upper)
+                elif type == "ray":
+                    host_intersected = intersect_ray_aabb(query_start, 1.0 / query_dir, lower, upper)
+                elif type == "sphere":
+                    host_intersected = sphere_aabb_overlap(query_center, query_radius, lower, upper)
+                else:  # capsule
+                    host_intersected = segment_aabb_overlap(query_p0, query_p1, capsule_radius, lower, upper)
 
-            if test_case == 0:
-                bvh.refit()
-            else:
-                bvh.rebuild()
+                test.assertEqual(host_intersected, device_intersected[i])
+
+            if test_case == 0 or test_case == 1:
+                lowers = rng.random(size=(num_bounds, 3)) * 5.0
+                uppers = lowers + rng.random(size=(num_bounds, 3)) * 5.0
+                wpc.copy(device_lowers, sim.array(lowers, dtype=sim.vec3, device=device))
+                wpc.copy(device_uppers, sim.array(uppers, dtype=sim.vec3, device=device))
+                wpc.zero_(bounds_intersected)
+
+                if test_case == 0:
+                    bvh.refit()
+                else:
+                    bvh.rebuild()
+except Exception as _error:
+    test_bvh = wpc.failed_definition('test_bvh', _error)
 
 
 def test_bvh_query_aabb(test, device):
@@ -549,30 +573,33 @@ def get_random_aabbs(n, center, relative_shift, relative_size, rng):
     return lowers, uppers
 
 
-@sim.kernel
-def compute_num_contact_with_checksums(
-    lowers: sim.array[sim.vec3],
-    uppers: sim.array[sim.vec3],
-    bvh_id: sim.uint64,
-    counts: sim.array[int],
-    check_sums: sim.array[int],
-):
-    tid = sim.tid()
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def compute_num_contact_with_checksums(
+        lowers: sim.array[sim.vec3],
+        uppers: sim.array[sim.vec3],
+        bvh_id: sim.uint64,
+        counts: sim.array[int],
+        check_sums: sim.array[int],
+    ):
+        tid = sim.tid()
 
-    upper = uppers[tid]
-    lower = lowers[tid]
+        upper = uppers[tid]
+        lower = lowers[tid]
 
-    query = sim.bvh_query_aabb(bvh_id, lower, upper)
-    count = int(0)
+        query = sim.bvh_query_aabb(bvh_id, lower, upper)
+        count = int(0)
 
-    check_sum = int(0)
-    index = int(0)
-    while sim.bvh_query_next(query, index):
-        check_sum = check_sum ^ index
-        count += 1
+        check_sum = int(0)
+        index = int(0)
+        while sim.bvh_query_next(query, index):
+            check_sum = check_sum ^ index
+            count += 1
 
-    counts[tid] = count
-    check_sums[tid] = check_sum
+        counts[tid] = count
+        check_sums[tid] = check_sum
+except Exception as _error:
+    compute_num_contact_with_checksums = wpc.failed_definition('compute_num_contact_with_checksums', _error)
 
 
 def test_capture_bvh_rebuild(test, device):
@@ -657,35 +684,423 @@ def test_capture_bvh_rebuild(test, device):
             assert_array_equal(checksums_1, checksums_2)
 
 
-tile_bvh_query_aabb_kernel = wpc.out_of_scope_definition('tile_bvh_query_aabb_kernel', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
+@sim.kernel
+def tile_bvh_query_aabb_kernel(
+    bvh_id: sim.uint64,
+    lower: sim.vec3,
+    upper: sim.vec3,
+    bounds_intersected: sim.array[int],
+):
+    query = sim.tile_bvh_query_aabb(bvh_id, lower, upper)
+
+    while sim.tile_query_valid(query):
+        result_tile = sim.tile_bvh_query_next(query)
+        result_idx = sim.untile(result_tile)
+
+        # Mark bounds as intersected using atomic add (skip -1 which means no result)
+        # This ensures we can verify that each bound is only reported once
+        if result_idx >= 0:
+            sim.atomic_add(bounds_intersected, result_idx, 1)
 
 
-tile_bvh_query_ray_kernel = wpc.out_of_scope_definition('tile_bvh_query_ray_kernel', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
+@sim.kernel
+def tile_bvh_query_ray_kernel(
+    bvh_id: sim.uint64,
+    start: sim.vec3,
+    dir: sim.vec3,
+    bounds_intersected: sim.array[int],
+):
+    query = sim.tile_bvh_query_ray(bvh_id, start, dir)
+
+    while sim.tile_query_valid(query):
+        result_tile = sim.tile_bvh_query_next(query)
+        result_idx = sim.untile(result_tile)
+
+        # Mark bounds as intersected using atomic add (skip -1 which means no result)
+        # This ensures we can verify that each bound is only reported once
+        if result_idx >= 0:
+            sim.atomic_add(bounds_intersected, result_idx, 1)
 
 
-test_tile_bvh_query = wpc.out_of_scope_definition('test_tile_bvh_query', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_tile_bvh_query(test, device):
+    """Test tile-based BVH query and compare with single-threaded version."""
+    rng = np.random.default_rng(456)
+
+    num_bounds = 100
+    lowers = rng.random(size=(num_bounds, 3)) * 5.0
+    uppers = lowers + rng.random(size=(num_bounds, 3)) * 5.0
+
+    device_lowers = sim.array(lowers, dtype=sim.vec3, device=device)
+    device_uppers = sim.array(uppers, dtype=sim.vec3, device=device)
+
+    bvh = sim.Bvh(device_lowers, device_uppers)
+
+    query_lower = sim.vec3(2.0, 2.0, 2.0)
+    query_upper = sim.vec3(8.0, 8.0, 8.0)
+
+    # Test with single-threaded version (ground truth)
+    bounds_intersected_single = sim.zeros(shape=(num_bounds), dtype=int, device=device)
+    sim.launch(
+        kernel=bvh_query_aabb,
+        dim=1,
+        inputs=[bvh.id, query_lower, query_upper, bounds_intersected_single],
+        device=device,
+    )
+
+    # Test with tile-based version
+    block_dim = 64
+    bounds_intersected_tile = sim.zeros(shape=(num_bounds), dtype=int, device=device)
+    sim.launch_tiled(
+        kernel=tile_bvh_query_aabb_kernel,
+        dim=1,
+        inputs=[bvh.id, query_lower, query_upper, bounds_intersected_tile],
+        device=device,
+        block_dim=block_dim,
+    )
+
+    # Compare results
+    single_result = sim.to_numpy(bounds_intersected_single)
+    tile_result = sim.to_numpy(bounds_intersected_tile)
+
+    for i in range(num_bounds):
+        test.assertEqual(
+            single_result[i],
+            tile_result[i],
+            f"Mismatch at bound {i}: single={single_result[i]}, tile={tile_result[i]}",
+        )
+
+    # Verify against CPU ground truth
+    for i in range(num_bounds):
+        lower = lowers[i]
+        upper = uppers[i]
+        if (
+            lower[0] < query_upper[0]
+            and upper[0] > query_lower[0]
+            and lower[1] < query_upper[1]
+            and upper[1] > query_lower[1]
+            and lower[2] < query_upper[2]
+            and upper[2] > query_lower[2]
+        ):
+            test.assertEqual(tile_result[i], 1, f"Expected bound {i} to be intersected")
+        else:
+            test.assertEqual(tile_result[i], 0, f"Expected bound {i} to not be intersected")
+
+    # Verify that no bound was reported more than once
+    # (all values should be 0 or 1, never > 1)
+    for i in range(num_bounds):
+        test.assertIn(
+            tile_result[i],
+            [0, 1],
+            f"Bound {i} was reported {tile_result[i]} times, expected 0 or 1. "
+            "This indicates the parallel BVH query reported the same bound multiple times.",
+        )
+
+    # Also test tile_query_valid-based loop
+    bounds_intersected_count = sim.zeros(shape=(num_bounds), dtype=int, device=device)
+    sim.launch_tiled(
+        kernel=tile_bvh_query_valid_aabb_kernel,
+        dim=1,
+        inputs=[bvh.id, query_lower, query_upper, bounds_intersected_count],
+        device=device,
+        block_dim=block_dim,
+    )
+    count_result = sim.to_numpy(bounds_intersected_count)
+    for i in range(num_bounds):
+        test.assertEqual(
+            single_result[i],
+            count_result[i],
+            f"tile_query_valid mismatch at bound {i}: single={single_result[i]}, count={count_result[i]}",
+        )
 
 
-test_tile_bvh_query_ray = wpc.out_of_scope_definition('test_tile_bvh_query_ray', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_tile_bvh_query_ray(test, device):
+    """Test tile-based BVH ray query and compare with single-threaded version."""
+    rng = np.random.default_rng(789)
+
+    num_bounds = 100
+    lowers = rng.random(size=(num_bounds, 3)) * 5.0
+    uppers = lowers + rng.random(size=(num_bounds, 3)) * 5.0
+
+    device_lowers = sim.array(lowers, dtype=sim.vec3, device=device)
+    device_uppers = sim.array(uppers, dtype=sim.vec3, device=device)
+
+    bvh = sim.Bvh(device_lowers, device_uppers)
+
+    query_start = sim.vec3(0.0, 0.0, 0.0)
+    query_dir = sim.normalize(sim.vec3(1.0, 1.0, 1.0))
+
+    # Test with single-threaded version (ground truth)
+    bounds_intersected_single = sim.zeros(shape=(num_bounds), dtype=int, device=device)
+    sim.launch(
+        kernel=bvh_query_ray,
+        dim=1,
+        inputs=[bvh.id, query_start, query_dir, bounds_intersected_single],
+        device=device,
+    )
+
+    # Test with tile-based version
+    block_dim = 64
+    bounds_intersected_tile = sim.zeros(shape=(num_bounds), dtype=int, device=device)
+    sim.launch_tiled(
+        kernel=tile_bvh_query_ray_kernel,
+        dim=1,
+        inputs=[bvh.id, query_start, query_dir, bounds_intersected_tile],
+        device=device,
+        block_dim=block_dim,
+    )
+
+    # Compare results
+    single_result = sim.to_numpy(bounds_intersected_single)
+    tile_result = sim.to_numpy(bounds_intersected_tile)
+
+    for i in range(num_bounds):
+        test.assertEqual(
+            single_result[i],
+            tile_result[i],
+            f"Mismatch at bound {i}: single={single_result[i]}, tile={tile_result[i]}",
+        )
+
+    # Verify against CPU ground truth
+    for i in range(num_bounds):
+        lower = lowers[i]
+        upper = uppers[i]
+        host_intersected = intersect_ray_aabb(query_start, 1.0 / query_dir, lower, upper)
+        test.assertEqual(tile_result[i], host_intersected, f"Expected bound {i} intersection to be {host_intersected}")
+
+    # Verify that no bound was reported more than once
+    # (all values should be 0 or 1, never > 1)
+    for i in range(num_bounds):
+        test.assertIn(
+            tile_result[i],
+            [0, 1],
+            f"Bound {i} was reported {tile_result[i]} times, expected 0 or 1. "
+            "This indicates the parallel BVH query reported the same bound multiple times.",
+        )
+
+    # Also test tile_query_valid-based loop
+    bounds_intersected_count = sim.zeros(shape=(num_bounds), dtype=int, device=device)
+    sim.launch_tiled(
+        kernel=tile_bvh_query_valid_ray_kernel,
+        dim=1,
+        inputs=[bvh.id, query_start, query_dir, bounds_intersected_count],
+        device=device,
+        block_dim=block_dim,
+    )
+    count_result = sim.to_numpy(bounds_intersected_count)
+    for i in range(num_bounds):
+        test.assertEqual(
+            single_result[i],
+            count_result[i],
+            f"tile_query_valid mismatch at bound {i}: single={single_result[i]}, count={count_result[i]}",
+        )
 
 
 # Compatibility tests for the deprecated bvh_query_*_tiled() aliases.
-bvh_query_aabb_tiled_kernel = wpc.out_of_scope_definition('bvh_query_aabb_tiled_kernel', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
+@sim.kernel
+def bvh_query_aabb_tiled_kernel(
+    bvh_id: sim.uint64,
+    lower: sim.vec3,
+    upper: sim.vec3,
+    bounds_intersected: sim.array[int],
+):
+    query = sim.bvh_query_aabb_tiled(bvh_id, lower, upper)
+
+    while sim.tile_query_valid(query):
+        result_tile = sim.bvh_query_next_tiled(query)
+        result_idx = sim.untile(result_tile)
+
+        # Mark bounds as intersected using atomic add (skip -1 which means no result)
+        if result_idx >= 0:
+            sim.atomic_add(bounds_intersected, result_idx, 1)
 
 
-bvh_query_ray_tiled_kernel = wpc.out_of_scope_definition('bvh_query_ray_tiled_kernel', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
+@sim.kernel
+def bvh_query_ray_tiled_kernel(
+    bvh_id: sim.uint64,
+    start: sim.vec3,
+    dir: sim.vec3,
+    bounds_intersected: sim.array[int],
+):
+    query = sim.bvh_query_ray_tiled(bvh_id, start, dir)
+
+    while sim.tile_query_valid(query):
+        result_tile = sim.bvh_query_next_tiled(query)
+        result_idx = sim.untile(result_tile)
+
+        # Mark bounds as intersected using atomic add (skip -1 which means no result)
+        if result_idx >= 0:
+            sim.atomic_add(bounds_intersected, result_idx, 1)
 
 
-test_bvh_query_aabb_tiled = wpc.out_of_scope_definition('test_bvh_query_aabb_tiled', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_bvh_query_aabb_tiled(test, device):
+    """Test the deprecated bvh_query_aabb_tiled() alias."""
+    rng = np.random.default_rng(456)
+
+    num_bounds = 100
+    lowers = rng.random(size=(num_bounds, 3)) * 5.0
+    uppers = lowers + rng.random(size=(num_bounds, 3)) * 5.0
+
+    device_lowers = sim.array(lowers, dtype=sim.vec3, device=device)
+    device_uppers = sim.array(uppers, dtype=sim.vec3, device=device)
+
+    bvh = sim.Bvh(device_lowers, device_uppers)
+
+    query_lower = sim.vec3(2.0, 2.0, 2.0)
+    query_upper = sim.vec3(8.0, 8.0, 8.0)
+
+    # Test with single-threaded version (ground truth)
+    bounds_intersected_single = sim.zeros(shape=(num_bounds), dtype=int, device=device)
+    sim.launch(
+        kernel=bvh_query_aabb,
+        dim=1,
+        inputs=[bvh.id, query_lower, query_upper, bounds_intersected_single],
+        device=device,
+    )
+
+    # Test with new tiled API
+    block_dim = 64
+    bounds_intersected_tiled = sim.zeros(shape=(num_bounds), dtype=int, device=device)
+    sim.launch_tiled(
+        kernel=bvh_query_aabb_tiled_kernel,
+        dim=1,
+        inputs=[bvh.id, query_lower, query_upper, bounds_intersected_tiled],
+        device=device,
+        block_dim=block_dim,
+    )
+
+    # Compare results
+    single_result = sim.to_numpy(bounds_intersected_single)
+    tiled_result = sim.to_numpy(bounds_intersected_tiled)
+
+    for i in range(num_bounds):
+        test.assertEqual(
+            single_result[i],
+            tiled_result[i],
+            f"Mismatch at bound {i}: single={single_result[i]}, tiled={tiled_result[i]}",
+        )
+
+    # Verify against CPU ground truth
+    for i in range(num_bounds):
+        lower = lowers[i]
+        upper = uppers[i]
+        if (
+            lower[0] < query_upper[0]
+            and upper[0] > query_lower[0]
+            and lower[1] < query_upper[1]
+            and upper[1] > query_lower[1]
+            and lower[2] < query_upper[2]
+            and upper[2] > query_lower[2]
+        ):
+            test.assertEqual(tiled_result[i], 1, f"Expected bound {i} to be intersected")
+        else:
+            test.assertEqual(tiled_result[i], 0, f"Expected bound {i} to not be intersected")
+
+    # Verify that no bound was reported more than once
+    for i in range(num_bounds):
+        test.assertIn(
+            tiled_result[i],
+            [0, 1],
+            f"Bound {i} was reported {tiled_result[i]} times, expected 0 or 1. "
+            "This indicates the parallel BVH query reported the same bound multiple times.",
+        )
 
 
-test_bvh_query_ray_tiled = wpc.out_of_scope_definition('test_bvh_query_ray_tiled', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_bvh_query_ray_tiled(test, device):
+    """Test the deprecated bvh_query_ray_tiled() alias."""
+    rng = np.random.default_rng(789)
+
+    num_bounds = 100
+    lowers = rng.random(size=(num_bounds, 3)) * 5.0
+    uppers = lowers + rng.random(size=(num_bounds, 3)) * 5.0
+
+    device_lowers = sim.array(lowers, dtype=sim.vec3, device=device)
+    device_uppers = sim.array(uppers, dtype=sim.vec3, device=device)
+
+    bvh = sim.Bvh(device_lowers, device_uppers)
+
+    query_start = sim.vec3(0.0, 0.0, 0.0)
+    query_dir = sim.normalize(sim.vec3(1.0, 1.0, 1.0))
+
+    # Test with single-threaded version (ground truth)
+    bounds_intersected_single = sim.zeros(shape=(num_bounds), dtype=int, device=device)
+    sim.launch(
+        kernel=bvh_query_ray,
+        dim=1,
+        inputs=[bvh.id, query_start, query_dir, bounds_intersected_single],
+        device=device,
+    )
+
+    # Test with new tiled API
+    block_dim = 64
+    bounds_intersected_tiled = sim.zeros(shape=(num_bounds), dtype=int, device=device)
+    sim.launch_tiled(
+        kernel=bvh_query_ray_tiled_kernel,
+        dim=1,
+        inputs=[bvh.id, query_start, query_dir, bounds_intersected_tiled],
+        device=device,
+        block_dim=block_dim,
+    )
+
+    # Compare results
+    single_result = sim.to_numpy(bounds_intersected_single)
+    tiled_result = sim.to_numpy(bounds_intersected_tiled)
+
+    for i in range(num_bounds):
+        test.assertEqual(
+            single_result[i],
+            tiled_result[i],
+            f"Mismatch at bound {i}: single={single_result[i]}, tiled={tiled_result[i]}",
+        )
+
+    # Verify against CPU ground truth
+    for i in range(num_bounds):
+        lower = lowers[i]
+        upper = uppers[i]
+        host_intersected = intersect_ray_aabb(query_start, 1.0 / query_dir, lower, upper)
+        test.assertEqual(tiled_result[i], host_intersected, f"Expected bound {i} intersection to be {host_intersected}")
+
+    # Verify that no bound was reported more than once
+    for i in range(num_bounds):
+        test.assertIn(
+            tiled_result[i],
+            [0, 1],
+            f"Bound {i} was reported {tiled_result[i]} times, expected 0 or 1. "
+            "This indicates the parallel BVH query reported the same bound multiple times.",
+        )
 
 
-tile_bvh_query_valid_aabb_kernel = wpc.out_of_scope_definition('tile_bvh_query_valid_aabb_kernel', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
+@sim.kernel
+def tile_bvh_query_valid_aabb_kernel(
+    bvh_id: sim.uint64,
+    lower: sim.vec3,
+    upper: sim.vec3,
+    bounds_intersected: sim.array[int],
+):
+    query = sim.tile_bvh_query_aabb(bvh_id, lower, upper)
+
+    while sim.tile_query_valid(query):
+        result_tile = sim.tile_bvh_query_next(query)
+        result_idx = sim.untile(result_tile)
+
+        if result_idx >= 0:
+            sim.atomic_add(bounds_intersected, result_idx, 1)
 
 
-tile_bvh_query_valid_ray_kernel = wpc.out_of_scope_definition('tile_bvh_query_valid_ray_kernel', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
+@sim.kernel
+def tile_bvh_query_valid_ray_kernel(
+    bvh_id: sim.uint64,
+    start: sim.vec3,
+    dir: sim.vec3,
+    bounds_intersected: sim.array[int],
+):
+    query = sim.tile_bvh_query_ray(bvh_id, start, dir)
+
+    while sim.tile_query_valid(query):
+        result_tile = sim.tile_bvh_query_next(query)
+        result_idx = sim.untile(result_tile)
+
+        if result_idx >= 0:
+            sim.atomic_add(bounds_intersected, result_idx, 1)
 
 
 devices = get_test_devices()

@@ -42,18 +42,27 @@ import numba_sim as sim
 from warp_suite import _warp_compat as wpc
 from warp_suite._warp_compat import *
 
-mat22i = sim.types.matrix(shape=(2, 2), dtype=sim.int32)
-mat22s = sim.types.matrix(shape=(2, 2), dtype=sim.int16)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    mat22i = sim.types.matrix(shape=(2, 2), dtype=sim.int32)
+except Exception as _error:
+    mat22i = wpc.failed_definition('mat22i', _error)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    mat22s = sim.types.matrix(shape=(2, 2), dtype=sim.int16)
+except Exception as _error:
+    mat22s = wpc.failed_definition('mat22s', _error)
 mat23 = wpc.out_of_scope_definition('mat23', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
 Scalar = wpc.out_of_scope_definition('Scalar', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-@sim.struct
-class StateStruct:
-    position: sim.vec3
-    velocity: sim.vec3
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class StateStruct:
+        position: sim.vec3
+        velocity: sim.vec3
+except Exception as _error:
+    StateStruct = wpc.failed_definition('StateStruct', _error)
 
 
 seed_scalar_grad_kernel = wpc.out_of_scope_definition('seed_scalar_grad_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
@@ -62,9 +71,12 @@ seed_scalar_grad_kernel = wpc.out_of_scope_definition('seed_scalar_grad_kernel',
 seed_state_grad_kernel = wpc.out_of_scope_definition('seed_state_grad_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-@sim.kernel
-def read_state_position_kernel(src: sim.array[StateStruct], dst: sim.array[sim.vec3]):
-    dst[0] = src[0].position
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def read_state_position_kernel(src: sim.array[StateStruct], dst: sim.array[sim.vec3]):
+        dst[0] = src[0].position
+except Exception as _error:
+    read_state_position_kernel = wpc.failed_definition('read_state_position_kernel', _error)
 
 
 # --------- kernels under test ---------
@@ -106,49 +118,70 @@ update_inline_sliced_arrays = wpc.out_of_scope_definition('update_inline_sliced_
 test_inline_slice_updates_preserve_values_and_gradients = wpc.out_of_scope_definition('test_inline_slice_updates_preserve_values_and_gradients', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-@sim.func
-def choose_slot_and_mutate_src(src: sim.array[sim.float32]) -> int:
-    # Side-effecting slot-index expression: mutates the array the rhs reads.
-    src[0] = 7.0
-    return 0
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def choose_slot_and_mutate_src(src: sim.array[sim.float32]) -> int:
+        # Side-effecting slot-index expression: mutates the array the rhs reads.
+        src[0] = 7.0
+        return 0
+except Exception as _error:
+    choose_slot_and_mutate_src = wpc.failed_definition('choose_slot_and_mutate_src', _error)
 
 
-@sim.kernel
-def slot_write_rhs_eval_order_kernel(dst: sim.array[sim.vec3], src: sim.array[sim.float32]):
-    # Plain assignment: the rhs (``src[0]``) must be read before the slot
-    # index expression (which mutates ``src[0]``) runs.
-    dst[choose_slot_and_mutate_src(src)].x = src[0]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def slot_write_rhs_eval_order_kernel(dst: sim.array[sim.vec3], src: sim.array[sim.float32]):
+        # Plain assignment: the rhs (``src[0]``) must be read before the slot
+        # index expression (which mutates ``src[0]``) runs.
+        dst[choose_slot_and_mutate_src(src)].x = src[0]
+except Exception as _error:
+    slot_write_rhs_eval_order_kernel = wpc.failed_definition('slot_write_rhs_eval_order_kernel', _error)
 
 
-@sim.kernel
-def slot_write_reference_index_kernel(dst: sim.array[sim.vec3], idx: sim.array[sim.int32]):
-    # The array index ``idx[0]`` is a reference (an array read). The composite
-    # slot fast path must load it to a value before emitting it into
-    # ``sim::index(...)``; otherwise a pointer reaches an integer parameter and
-    # the kernel fails to compile.
-    dst[idx[0]].x = 9.0
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def slot_write_reference_index_kernel(dst: sim.array[sim.vec3], idx: sim.array[sim.int32]):
+        # The array index ``idx[0]`` is a reference (an array read). The composite
+        # slot fast path must load it to a value before emitting it into
+        # ``sim::index(...)``; otherwise a pointer reaches an integer parameter and
+        # the kernel fails to compile.
+        dst[idx[0]].x = 9.0
+except Exception as _error:
+    slot_write_reference_index_kernel = wpc.failed_definition('slot_write_reference_index_kernel', _error)
 
 
-@sim.kernel(module="unique")
-def slot_write_float_array_index_kernel(dst: sim.array[sim.vec3]):
-    dst[0.0].x = 1.0
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(module="unique")
+    def slot_write_float_array_index_kernel(dst: sim.array[sim.vec3]):
+        dst[0.0].x = 1.0
+except Exception as _error:
+    slot_write_float_array_index_kernel = wpc.failed_definition('slot_write_float_array_index_kernel', _error)
 
 
-@sim.kernel(module="unique")
-def slot_augassign_float_array_index_kernel(dst: sim.array[sim.vec3], idx: sim.array[sim.float32]):
-    dst[idx[0]].x += 1.0
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(module="unique")
+    def slot_augassign_float_array_index_kernel(dst: sim.array[sim.vec3], idx: sim.array[sim.float32]):
+        dst[idx[0]].x += 1.0
+except Exception as _error:
+    slot_augassign_float_array_index_kernel = wpc.failed_definition('slot_augassign_float_array_index_kernel', _error)
 
 
-@sim.kernel
-def mat22_row_iadd_atomic_kernel(values: sim.array[sim.vec2], out: sim.array[sim.mat22]):
-    tid = sim.tid()
-    out[0][1] += values[tid]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def mat22_row_iadd_atomic_kernel(values: sim.array[sim.vec2], out: sim.array[sim.mat22]):
+        tid = sim.tid()
+        out[0][1] += values[tid]
+except Exception as _error:
+    mat22_row_iadd_atomic_kernel = wpc.failed_definition('mat22_row_iadd_atomic_kernel', _error)
 
 
-@sim.kernel
-def vec3_component_iadd_atomic_kernel(values: sim.array[sim.float32], out: sim.array[sim.vec3]):
-    tid = sim.tid()
-    out[0][1] += values[tid]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def vec3_component_iadd_atomic_kernel(values: sim.array[sim.float32], out: sim.array[sim.vec3]):
+        tid = sim.tid()
+        out[0][1] += values[tid]
+except Exception as _error:
+    vec3_component_iadd_atomic_kernel = wpc.failed_definition('vec3_component_iadd_atomic_kernel', _error)
 
 
 vec2_component_iadd_replay_kernel = wpc.out_of_scope_definition('vec2_component_iadd_replay_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
@@ -157,32 +190,47 @@ vec2_component_iadd_replay_kernel = wpc.out_of_scope_definition('vec2_component_
 vec2_component_isub_replay_kernel = wpc.out_of_scope_definition('vec2_component_isub_replay_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-@sim.kernel
-def mat22i_row_iand_atomic_kernel(values: sim.array[sim.vec2i], out: sim.array[mat22i]):
-    tid = sim.tid()
-    out[0][1] &= values[tid]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def mat22i_row_iand_atomic_kernel(values: sim.array[sim.vec2i], out: sim.array[mat22i]):
+        tid = sim.tid()
+        out[0][1] &= values[tid]
+except Exception as _error:
+    mat22i_row_iand_atomic_kernel = wpc.failed_definition('mat22i_row_iand_atomic_kernel', _error)
 
 
-@sim.kernel
-def vec2s_component_iadd_non_atomic_slot_kernel(values: sim.array[sim.int16], out: sim.array[sim.vec2s]):
-    i = sim.tid()
-    out[i].x += values[i]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def vec2s_component_iadd_non_atomic_slot_kernel(values: sim.array[sim.int16], out: sim.array[sim.vec2s]):
+        i = sim.tid()
+        out[i].x += values[i]
+except Exception as _error:
+    vec2s_component_iadd_non_atomic_slot_kernel = wpc.failed_definition('vec2s_component_iadd_non_atomic_slot_kernel', _error)
 
 
-@sim.kernel
-def mat22s_row_iadd_non_atomic_slot_kernel(values: sim.array[sim.vec2s], out: sim.array[mat22s]):
-    i = sim.tid()
-    out[i][1] += values[i]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def mat22s_row_iadd_non_atomic_slot_kernel(values: sim.array[sim.vec2s], out: sim.array[mat22s]):
+        i = sim.tid()
+        out[i][1] += values[i]
+except Exception as _error:
+    mat22s_row_iadd_non_atomic_slot_kernel = wpc.failed_definition('mat22s_row_iadd_non_atomic_slot_kernel', _error)
 
 
-@sim.kernel(module="unique", enable_backward=False)
-def vec3_component_idiv_reference_array_index_kernel(out: sim.array[sim.vec3], idx: sim.array[sim.int32]):
-    out[idx[0]][0] /= 2.0
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(module="unique", enable_backward=False)
+    def vec3_component_idiv_reference_array_index_kernel(out: sim.array[sim.vec3], idx: sim.array[sim.int32]):
+        out[idx[0]][0] /= 2.0
+except Exception as _error:
+    vec3_component_idiv_reference_array_index_kernel = wpc.failed_definition('vec3_component_idiv_reference_array_index_kernel', _error)
 
 
-@sim.kernel(module="unique", enable_backward=False)
-def vec3_component_idiv_reference_component_index_kernel(out: sim.array[sim.vec3], comp: sim.array[sim.int32]):
-    out[0][comp[0]] /= 2.0
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(module="unique", enable_backward=False)
+    def vec3_component_idiv_reference_component_index_kernel(out: sim.array[sim.vec3], comp: sim.array[sim.int32]):
+        out[0][comp[0]] /= 2.0
+except Exception as _error:
+    vec3_component_idiv_reference_component_index_kernel = wpc.failed_definition('vec3_component_idiv_reference_component_index_kernel', _error)
 
 
 def test_array_composite_slot_int16_augassign(test, device):
@@ -227,9 +275,12 @@ transform_p_kernel = wpc.out_of_scope_definition('transform_p_kernel', 'autodiff
 struct_vec_field_kernel = wpc.out_of_scope_definition('struct_vec_field_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-@sim.struct
-class VecArrayFieldHolder:
-    values: sim.array[sim.vec3]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class VecArrayFieldHolder:
+        values: sim.array[sim.vec3]
+except Exception as _error:
+    VecArrayFieldHolder = wpc.failed_definition('VecArrayFieldHolder', _error)
 
 
 MatArrayFieldHolder = wpc.out_of_scope_definition('MatArrayFieldHolder', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
@@ -241,9 +292,12 @@ embedded_array_slot_write_kernel = wpc.out_of_scope_definition('embedded_array_s
 test_embedded_array_without_outer_gradient = wpc.out_of_scope_definition('test_embedded_array_without_outer_gradient', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-@sim.kernel
-def struct_field_slot_write_rhs_eval_order_kernel(holder: VecArrayFieldHolder, src: sim.array[sim.float32]):
-    holder.values[choose_slot_and_mutate_src(src)].x = src[0]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def struct_field_slot_write_rhs_eval_order_kernel(holder: VecArrayFieldHolder, src: sim.array[sim.float32]):
+        holder.values[choose_slot_and_mutate_src(src)].x = src[0]
+except Exception as _error:
+    struct_field_slot_write_rhs_eval_order_kernel = wpc.failed_definition('struct_field_slot_write_rhs_eval_order_kernel', _error)
 
 
 _k_struct_field_vec_component_write = wpc.out_of_scope_definition('_k_struct_field_vec_component_write', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
@@ -270,10 +324,13 @@ _k_struct_field_vec_component_iadd_replay = wpc.out_of_scope_definition('_k_stru
 _k_struct_field_array_alias_component_iadd_replay = wpc.out_of_scope_definition('_k_struct_field_array_alias_component_iadd_replay', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-@sim.kernel(module="unique", enable_backward=False)
-def _k_struct_field_vec_component_iadd_atomic(holder: VecArrayFieldHolder, x: sim.array[sim.float32]):
-    i = sim.tid()
-    holder.values[0].x += x[i]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(module="unique", enable_backward=False)
+    def _k_struct_field_vec_component_iadd_atomic(holder: VecArrayFieldHolder, x: sim.array[sim.float32]):
+        i = sim.tid()
+        holder.values[0].x += x[i]
+except Exception as _error:
+    _k_struct_field_vec_component_iadd_atomic = wpc.failed_definition('_k_struct_field_vec_component_iadd_atomic', _error)
 
 
 AdjVecHolder = wpc.out_of_scope_definition('AdjVecHolder', 'tiles + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
@@ -288,18 +345,24 @@ _adj_sum_vec_grad = wpc.out_of_scope_definition('_adj_sum_vec_grad', 'autodiff')
 _k_adjoint_component_write = wpc.out_of_scope_definition('_k_adjoint_component_write', 'tiles + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-@sim.func
-def _lookup_vec_x(values: sim.array[sim.vec3], index: int) -> sim.float32:
-    return values[index].x
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def _lookup_vec_x(values: sim.array[sim.vec3], index: int) -> sim.float32:
+        return values[index].x
+except Exception as _error:
+    _lookup_vec_x = wpc.failed_definition('_lookup_vec_x', _error)
 
 
 _adj_lookup_vec_x = wpc.out_of_scope_definition('_adj_lookup_vec_x', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-@sim.kernel(module="unique", module_options={"deterministic": sim.DeterministicMode.NOT_GUARANTEED})
-def _k_adjoint_component_atomic(values: sim.array[sim.vec3], indices: sim.array[sim.int32], out: sim.array[sim.float32]):
-    i = sim.tid()
-    out[i] = _lookup_vec_x(values, indices[i])
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(module="unique", module_options={"deterministic": sim.DeterministicMode.NOT_GUARANTEED})
+    def _k_adjoint_component_atomic(values: sim.array[sim.vec3], indices: sim.array[sim.int32], out: sim.array[sim.float32]):
+        i = sim.tid()
+        out[i] = _lookup_vec_x(values, indices[i])
+except Exception as _error:
+    _k_adjoint_component_atomic = wpc.failed_definition('_k_adjoint_component_atomic', _error)
 
 
 # --------- tests ---------

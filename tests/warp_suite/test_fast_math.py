@@ -21,18 +21,21 @@ from warp_suite import _warp_compat as wpc
 from warp_suite._warp_compat import *
 
 
-@sim.kernel
-def test_pow(e: float, expected: float):
-    y = sim.pow(-2.0, e)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_pow(e: float, expected: float):
+        y = sim.pow(-2.0, e)
 
-    # Since equality comparisons with NaN's are false, we have to do something manually
-    if sim.isnan(expected):
-        if not sim.isnan(y):
-            print("Error, comparison failed")
-            sim.printf("    Expected: %f\n", expected)
-            sim.printf("    Actual: %f\n", y)
-    else:
-        sim.expect_eq(y, expected)
+        # Since equality comparisons with NaN's are false, we have to do something manually
+        if sim.isnan(expected):
+            if not sim.isnan(y):
+                print("Error, comparison failed")
+                sim.printf("    Expected: %f\n", expected)
+                sim.printf("    Actual: %f\n", y)
+        else:
+            sim.expect_eq(y, expected)
+except Exception as _error:
+    test_pow = wpc.failed_definition('test_pow', _error)
 
 
 def test_fast_math_disabled(test, device):
@@ -59,7 +62,7 @@ def approx_div_kernel(a: sim.array[Any], b: sim.array[Any], out: sim.array[Any])
 
 
 # Pre-instantiate overloads to avoid module recompilation during tests
-for scalar_type in (sim.float16, sim.float32, sim.float64):
+for scalar_type in (wpc.out_of_scope_type('float16'), sim.float32, sim.float64):
     sim.overload(approx_div_kernel, [sim.array[scalar_type], sim.array[scalar_type], sim.array[scalar_type]])
 
 
@@ -94,31 +97,40 @@ for mat_type in (sim.mat22, sim.mat33, sim.mat44, sim.mat22d, sim.mat33d, sim.ma
     sim.overload(approx_inverse_kernel, [sim.array[mat_type], sim.array[mat_type]])
 
 
-@sim.kernel
-def approx_inverse_backward_kernel_22(m: sim.array[sim.mat22], loss: sim.array[float]):
-    i = sim.tid()
-    inv = sim.inverse_approx(m[i])
-    for r in range(2):
-        for c in range(2):
-            sim.atomic_add(loss, 0, inv[r, c])
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def approx_inverse_backward_kernel_22(m: sim.array[sim.mat22], loss: sim.array[float]):
+        i = sim.tid()
+        inv = sim.inverse_approx(m[i])
+        for r in range(2):
+            for c in range(2):
+                sim.atomic_add(loss, 0, inv[r, c])
+except Exception as _error:
+    approx_inverse_backward_kernel_22 = wpc.failed_definition('approx_inverse_backward_kernel_22', _error)
 
 
-@sim.kernel
-def approx_inverse_backward_kernel_33(m: sim.array[sim.mat33], loss: sim.array[float]):
-    i = sim.tid()
-    inv = sim.inverse_approx(m[i])
-    for r in range(3):
-        for c in range(3):
-            sim.atomic_add(loss, 0, inv[r, c])
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def approx_inverse_backward_kernel_33(m: sim.array[sim.mat33], loss: sim.array[float]):
+        i = sim.tid()
+        inv = sim.inverse_approx(m[i])
+        for r in range(3):
+            for c in range(3):
+                sim.atomic_add(loss, 0, inv[r, c])
+except Exception as _error:
+    approx_inverse_backward_kernel_33 = wpc.failed_definition('approx_inverse_backward_kernel_33', _error)
 
 
-@sim.kernel
-def approx_inverse_backward_kernel_44(m: sim.array[sim.mat44], loss: sim.array[float]):
-    i = sim.tid()
-    inv = sim.inverse_approx(m[i])
-    for r in range(4):
-        for c in range(4):
-            sim.atomic_add(loss, 0, inv[r, c])
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def approx_inverse_backward_kernel_44(m: sim.array[sim.mat44], loss: sim.array[float]):
+        i = sim.tid()
+        inv = sim.inverse_approx(m[i])
+        for r in range(4):
+            for c in range(4):
+                sim.atomic_add(loss, 0, inv[r, c])
+except Exception as _error:
+    approx_inverse_backward_kernel_44 = wpc.failed_definition('approx_inverse_backward_kernel_44', _error)
 
 
 @sim.kernel
@@ -128,7 +140,7 @@ def approx_div_backward_kernel(a: sim.array[Any], b: sim.array[Any], out: sim.ar
     sim.atomic_add(loss, 0, out[i])
 
 
-for _backward_scalar_type in (sim.float16, sim.float32, sim.float64):
+for _backward_scalar_type in (wpc.out_of_scope_type('float16'), sim.float32, sim.float64):
     sim.overload(approx_div_backward_kernel, [sim.array[_backward_scalar_type]] * 4)
 
 
@@ -213,7 +225,7 @@ class TestFastMath(unittest.TestCase):
         """Verify that on CPU, div_approx produces exact results (CPU fallback)."""
         rng = np.random.default_rng(42)
         n = 64
-        for np_dtype, wp_dtype in [(np.float16, sim.float16), (np.float32, sim.float32)]:
+        for np_dtype, wp_dtype in [(np.float16, wpc.out_of_scope_type('float16')), (np.float32, sim.float32)]:
             a_np = rng.uniform(0.1, 100.0, n).astype(np_dtype)
             b_np = rng.uniform(0.1, 100.0, n).astype(np_dtype)
             expected = a_np / b_np

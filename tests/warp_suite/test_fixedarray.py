@@ -16,101 +16,122 @@ from warp_suite._warp_compat import *
 devices = get_test_devices()
 
 
-@sim.kernel
-def test_zeros():
-    arr = sim.zeros(shape=(2, 3), dtype=int)
-    for i in range(arr.shape[0]):
-        for j in range(arr.shape[1]):
-            arr[i][j] = i * arr.shape[1] + j
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_zeros():
+        arr = sim.zeros(shape=(2, 3), dtype=int)
+        for i in range(arr.shape[0]):
+            for j in range(arr.shape[1]):
+                arr[i][j] = i * arr.shape[1] + j
 
-    sim.expect_eq(arr[0][0], 0)
-    sim.expect_eq(arr[0][1], 1)
-    sim.expect_eq(arr[0][2], 2)
-    sim.expect_eq(arr[1][0], 3)
-    sim.expect_eq(arr[1][1], 4)
-    sim.expect_eq(arr[1][2], 5)
+        sim.expect_eq(arr[0][0], 0)
+        sim.expect_eq(arr[0][1], 1)
+        sim.expect_eq(arr[0][2], 2)
+        sim.expect_eq(arr[1][0], 3)
+        sim.expect_eq(arr[1][1], 4)
+        sim.expect_eq(arr[1][2], 5)
 
-    r0 = arr[0]
-    sim.expect_eq(r0.shape[0], 3)
-    sim.expect_eq(r0.shape[1], 0)
-    sim.expect_eq(r0[0], 0)
-    sim.expect_eq(r0[1], 1)
-    sim.expect_eq(r0[2], 2)
+        r0 = arr[0]
+        sim.expect_eq(r0.shape[0], 3)
+        sim.expect_eq(r0.shape[1], 0)
+        sim.expect_eq(r0[0], 0)
+        sim.expect_eq(r0[1], 1)
+        sim.expect_eq(r0[2], 2)
 
-    r1 = arr[1]
-    sim.expect_eq(r1.shape[0], 3)
-    sim.expect_eq(r1.shape[1], 0)
-    sim.expect_eq(r1[0], 3)
-    sim.expect_eq(r1[1], 4)
-    sim.expect_eq(r1[2], 5)
+        r1 = arr[1]
+        sim.expect_eq(r1.shape[0], 3)
+        sim.expect_eq(r1.shape[1], 0)
+        sim.expect_eq(r1[0], 3)
+        sim.expect_eq(r1[1], 4)
+        sim.expect_eq(r1[2], 5)
 
-    s = arr[:2, 1:]
-    sim.expect_eq(s.shape[0], 2)
-    sim.expect_eq(s.shape[1], 2)
-    sim.expect_eq(s.shape[2], 0)
-    sim.expect_eq(s[0, 0], 1)
-    sim.expect_eq(s[0, 1], 2)
-    sim.expect_eq(s[1, 0], 4)
-    sim.expect_eq(s[1, 1], 5)
-
-
-@sim.func
-def test_func_arg_func(arr: sim.array2d[int]):
-    for i in range(arr.shape[0]):
-        for j in range(arr.shape[1]):
-            arr[i][j] = i * arr.shape[1] + j
+        s = arr[:2, 1:]
+        sim.expect_eq(s.shape[0], 2)
+        sim.expect_eq(s.shape[1], 2)
+        sim.expect_eq(s.shape[2], 0)
+        sim.expect_eq(s[0, 0], 1)
+        sim.expect_eq(s[0, 1], 2)
+        sim.expect_eq(s[1, 0], 4)
+        sim.expect_eq(s[1, 1], 5)
+except Exception as _error:
+    test_zeros = wpc.failed_definition('test_zeros', _error)
 
 
-@sim.kernel
-def test_func_arg():
-    arr = sim.zeros(shape=(2, 3), dtype=int)
-    test_func_arg_func(arr)
-
-    sim.expect_eq(arr[0][0], 0)
-    sim.expect_eq(arr[0][1], 1)
-    sim.expect_eq(arr[0][2], 2)
-    sim.expect_eq(arr[1][0], 3)
-    sim.expect_eq(arr[1][1], 4)
-    sim.expect_eq(arr[1][2], 5)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def test_func_arg_func(arr: sim.array2d[int]):
+        for i in range(arr.shape[0]):
+            for j in range(arr.shape[1]):
+                arr[i][j] = i * arr.shape[1] + j
+except Exception as _error:
+    test_func_arg_func = wpc.failed_definition('test_func_arg_func', _error)
 
 
-@sim.func
-def test_func_return_func():
-    arr = sim.zeros(shape=2, dtype=int)
-    for i in range(arr.shape[0]):
-        arr[i] = i
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_func_arg():
+        arr = sim.zeros(shape=(2, 3), dtype=int)
+        test_func_arg_func(arr)
 
-    return arr
-
-
-@sim.kernel
-def test_func_return():
-    arr = test_func_return_func()
-
-    sim.expect_eq(arr[0], 0)
-    sim.expect_eq(arr[1], 1)
-
-
-@sim.func
-def test_func_return_annotation_func() -> sim.fixedarray(shape=(2, 3), dtype=int):
-    arr = sim.zeros(shape=(2, 3), dtype=int)
-    for i in range(arr.shape[0]):
-        for j in range(arr.shape[1]):
-            arr[i][j] = i * arr.shape[1] + j
-
-    return arr
+        sim.expect_eq(arr[0][0], 0)
+        sim.expect_eq(arr[0][1], 1)
+        sim.expect_eq(arr[0][2], 2)
+        sim.expect_eq(arr[1][0], 3)
+        sim.expect_eq(arr[1][1], 4)
+        sim.expect_eq(arr[1][2], 5)
+except Exception as _error:
+    test_func_arg = wpc.failed_definition('test_func_arg', _error)
 
 
-@sim.kernel
-def test_func_return_annotation():
-    arr = test_func_return_annotation_func()
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def test_func_return_func():
+        arr = sim.zeros(shape=2, dtype=int)
+        for i in range(arr.shape[0]):
+            arr[i] = i
 
-    sim.expect_eq(arr[0][0], 0)
-    sim.expect_eq(arr[0][1], 1)
-    sim.expect_eq(arr[0][2], 2)
-    sim.expect_eq(arr[1][0], 3)
-    sim.expect_eq(arr[1][1], 4)
-    sim.expect_eq(arr[1][2], 5)
+        return arr
+except Exception as _error:
+    test_func_return_func = wpc.failed_definition('test_func_return_func', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_func_return():
+        arr = test_func_return_func()
+
+        sim.expect_eq(arr[0], 0)
+        sim.expect_eq(arr[1], 1)
+except Exception as _error:
+    test_func_return = wpc.failed_definition('test_func_return', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def test_func_return_annotation_func() -> sim.fixedarray(shape=(2, 3), dtype=int):
+        arr = sim.zeros(shape=(2, 3), dtype=int)
+        for i in range(arr.shape[0]):
+            for j in range(arr.shape[1]):
+                arr[i][j] = i * arr.shape[1] + j
+
+        return arr
+except Exception as _error:
+    test_func_return_annotation_func = wpc.failed_definition('test_func_return_annotation_func', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_func_return_annotation():
+        arr = test_func_return_annotation_func()
+
+        sim.expect_eq(arr[0][0], 0)
+        sim.expect_eq(arr[0][1], 1)
+        sim.expect_eq(arr[0][2], 2)
+        sim.expect_eq(arr[1][0], 3)
+        sim.expect_eq(arr[1][1], 4)
+        sim.expect_eq(arr[1][2], 5)
+except Exception as _error:
+    test_func_return_annotation = wpc.failed_definition('test_func_return_annotation', _error)
 
 
 def test_error_invalid_func_return_annotation(test, device):
@@ -148,19 +169,22 @@ def test_error_runtime_shape(test, device):
         sim.launch(kernel, 1, device=device)
 
 
-@sim.kernel
-def test_capture_if_kernel():
-    arr = sim.zeros(shape=(2, 3), dtype=int)
-    for i in range(arr.shape[0]):
-        for j in range(arr.shape[1]):
-            arr[i][j] = i * arr.shape[1] + j
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_capture_if_kernel():
+        arr = sim.zeros(shape=(2, 3), dtype=int)
+        for i in range(arr.shape[0]):
+            for j in range(arr.shape[1]):
+                arr[i][j] = i * arr.shape[1] + j
 
-    sim.expect_eq(arr[0][0], 0)
-    sim.expect_eq(arr[0][1], 1)
-    sim.expect_eq(arr[0][2], 2)
-    sim.expect_eq(arr[1][0], 3)
-    sim.expect_eq(arr[1][1], 4)
-    sim.expect_eq(arr[1][2], 5)
+        sim.expect_eq(arr[0][0], 0)
+        sim.expect_eq(arr[0][1], 1)
+        sim.expect_eq(arr[0][2], 2)
+        sim.expect_eq(arr[1][0], 3)
+        sim.expect_eq(arr[1][1], 4)
+        sim.expect_eq(arr[1][2], 5)
+except Exception as _error:
+    test_capture_if_kernel = wpc.failed_definition('test_capture_if_kernel', _error)
 
 
 def test_capture_if(test, device):
@@ -181,57 +205,69 @@ def test_capture_if(test, device):
     sim.capture_launch(capture.graph)
 
 
-@sim.struct
-class test_func_struct_MyStruct:
-    offset: int
-    dist: float
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class test_func_struct_MyStruct:
+        offset: int
+        dist: float
+except Exception as _error:
+    test_func_struct_MyStruct = wpc.failed_definition('test_func_struct_MyStruct', _error)
 
 
-@sim.func
-def test_func_struct_func():
-    arr = sim.zeros(shape=(2, 3), dtype=test_func_struct_MyStruct)
-    count = float(arr.shape[0] * arr.shape[1] - 1)
-    for i in range(arr.shape[0]):
-        for j in range(arr.shape[1]):
-            arr[i][j].offset = i * arr.shape[1] + j
-            arr[i][j].dist = float(arr[i][j].offset) / count
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def test_func_struct_func():
+        arr = sim.zeros(shape=(2, 3), dtype=test_func_struct_MyStruct)
+        count = float(arr.shape[0] * arr.shape[1] - 1)
+        for i in range(arr.shape[0]):
+            for j in range(arr.shape[1]):
+                arr[i][j].offset = i * arr.shape[1] + j
+                arr[i][j].dist = float(arr[i][j].offset) / count
 
-    return arr
-
-
-@sim.kernel
-def test_func_struct():
-    arr = test_func_struct_func()
-
-    sim.expect_eq(arr[0][0].offset, 0)
-    sim.expect_near(arr[0][0].dist, 0.0)
-    sim.expect_eq(arr[0][1].offset, 1)
-    sim.expect_near(arr[0][1].dist, 0.2)
-    sim.expect_eq(arr[0][2].offset, 2)
-    sim.expect_near(arr[0][2].dist, 0.4)
-    sim.expect_eq(arr[1][0].offset, 3)
-    sim.expect_near(arr[1][0].dist, 0.6)
-    sim.expect_eq(arr[1][1].offset, 4)
-    sim.expect_near(arr[1][1].dist, 0.8)
-    sim.expect_eq(arr[1][2].offset, 5)
-    sim.expect_near(arr[1][2].dist, 1.0)
+        return arr
+except Exception as _error:
+    test_func_struct_func = wpc.failed_definition('test_func_struct_func', _error)
 
 
-@sim.kernel
-def test_fixedarray_ptr_reinterpret(output: sim.array[sim.vec2]):
-    # Allocate a fixedarray inside the kernel
-    m_b = sim.zeros(shape=(24,), dtype=sim.float32)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_func_struct():
+        arr = test_func_struct_func()
 
-    # Initialize some values
-    for i in range(24):
-        m_b[i] = float(i)
+        sim.expect_eq(arr[0][0].offset, 0)
+        sim.expect_near(arr[0][0].dist, 0.0)
+        sim.expect_eq(arr[0][1].offset, 1)
+        sim.expect_near(arr[0][1].dist, 0.2)
+        sim.expect_eq(arr[0][2].offset, 2)
+        sim.expect_near(arr[0][2].dist, 0.4)
+        sim.expect_eq(arr[1][0].offset, 3)
+        sim.expect_near(arr[1][0].dist, 0.6)
+        sim.expect_eq(arr[1][1].offset, 4)
+        sim.expect_near(arr[1][1].dist, 0.8)
+        sim.expect_eq(arr[1][2].offset, 5)
+        sim.expect_near(arr[1][2].dist, 1.0)
+except Exception as _error:
+    test_func_struct = wpc.failed_definition('test_func_struct', _error)
 
-    # Use .ptr to create a reinterpreted view as vec2
-    m_b_2d = sim.array(ptr=m_b.ptr, shape=(12,), dtype=sim.vec2)
 
-    # Read from the reinterpreted array
-    for i in range(12):
-        output[i] = m_b_2d[i]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_fixedarray_ptr_reinterpret(output: sim.array[sim.vec2]):
+        # Allocate a fixedarray inside the kernel
+        m_b = sim.zeros(shape=(24,), dtype=sim.float32)
+
+        # Initialize some values
+        for i in range(24):
+            m_b[i] = float(i)
+
+        # Use .ptr to create a reinterpreted view as vec2
+        m_b_2d = sim.array(ptr=m_b.ptr, shape=(12,), dtype=sim.vec2)
+
+        # Read from the reinterpreted array
+        for i in range(12):
+            output[i] = m_b_2d[i]
+except Exception as _error:
+    test_fixedarray_ptr_reinterpret = wpc.failed_definition('test_fixedarray_ptr_reinterpret', _error)
 
 
 def test_fixedarray_ptr(test, device):
@@ -246,44 +282,53 @@ def test_fixedarray_ptr(test, device):
 # Test fixedarray polymorphism with array templates (regression test for array type matching)
 # This test ensures that fixedarray can match array template parameters even when the template
 # has a concrete dtype (not Any), which is essential since fixedarray inherits from array.
-@sim.func
-def array_template_func_concrete(arr: sim.array[sim.vec2f]):
-    """Match a fixed array against a concrete array template."""
-    return arr[0]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def array_template_func_concrete(arr: sim.array[sim.vec2f]):
+        """Match a fixed array against a concrete array template."""
+        return arr[0]
+except Exception as _error:
+    array_template_func_concrete = wpc.failed_definition('array_template_func_concrete', _error)
 
 
-@sim.func
-def array_template_func_generic(arr: sim.array[Any]):
-    """Match a fixed array against a generic array template."""
-    return arr[0]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def array_template_func_generic(arr: sim.array[Any]):
+        """Match a fixed array against a generic array template."""
+        return arr[0]
+except Exception as _error:
+    array_template_func_generic = wpc.failed_definition('array_template_func_generic', _error)
 
 
-@sim.kernel
-def test_fixedarray_array_polymorphism():
-    """Test that fixedarray matches array templates with both concrete and generic dtypes."""
-    # Test with concrete dtype (vec2f)
-    fixed_arr_vec2 = sim.zeros(shape=(3,), dtype=sim.vec2f)
-    fixed_arr_vec2[0] = sim.vec2f(1.0, 2.0)
-    result_vec2 = array_template_func_concrete(fixed_arr_vec2)
-    sim.expect_eq(result_vec2, sim.vec2f(1.0, 2.0))
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_fixedarray_array_polymorphism():
+        """Test that fixedarray matches array templates with both concrete and generic dtypes."""
+        # Test with concrete dtype (vec2f)
+        fixed_arr_vec2 = sim.zeros(shape=(3,), dtype=sim.vec2f)
+        fixed_arr_vec2[0] = sim.vec2f(1.0, 2.0)
+        result_vec2 = array_template_func_concrete(fixed_arr_vec2)
+        sim.expect_eq(result_vec2, sim.vec2f(1.0, 2.0))
 
-    # Test with generic dtype (Any)
-    fixed_arr_int = sim.zeros(shape=(5,), dtype=int)
-    fixed_arr_int[0] = 42
-    result_int = array_template_func_generic(fixed_arr_int)
-    sim.expect_eq(result_int, 42)
+        # Test with generic dtype (Any)
+        fixed_arr_int = sim.zeros(shape=(5,), dtype=int)
+        fixed_arr_int[0] = 42
+        result_int = array_template_func_generic(fixed_arr_int)
+        sim.expect_eq(result_int, 42)
 
-    # Test with float32
-    fixed_arr_float = sim.zeros(shape=(4,), dtype=float)
-    fixed_arr_float[0] = 3.14
-    result_float = array_template_func_generic(fixed_arr_float)
-    sim.expect_eq(result_float, 3.14)
+        # Test with float32
+        fixed_arr_float = sim.zeros(shape=(4,), dtype=float)
+        fixed_arr_float[0] = 3.14
+        result_float = array_template_func_generic(fixed_arr_float)
+        sim.expect_eq(result_float, 3.14)
 
-    # Test with vec3f
-    fixed_arr_vec3 = sim.zeros(shape=(2,), dtype=sim.vec3f)
-    fixed_arr_vec3[0] = sim.vec3f(1.0, 2.0, 3.0)
-    result_vec3 = array_template_func_generic(fixed_arr_vec3)
-    sim.expect_eq(result_vec3, sim.vec3f(1.0, 2.0, 3.0))
+        # Test with vec3f
+        fixed_arr_vec3 = sim.zeros(shape=(2,), dtype=sim.vec3f)
+        fixed_arr_vec3[0] = sim.vec3f(1.0, 2.0, 3.0)
+        result_vec3 = array_template_func_generic(fixed_arr_vec3)
+        sim.expect_eq(result_vec3, sim.vec3f(1.0, 2.0, 3.0))
+except Exception as _error:
+    test_fixedarray_array_polymorphism = wpc.failed_definition('test_fixedarray_array_polymorphism', _error)
 
 
 class TestFixedArray(unittest.TestCase):

@@ -306,110 +306,131 @@ test_constructors_explicit_precision = wpc.out_of_scope_definition('test_constru
 # which tests some different code paths that
 # need to ensure types are correctly canonicalized
 # during codegen
-@sim.kernel
-def test_constructors_default_precision():
-    # construction for default (float) matrix types
-    eye = sim.identity(dtype=float, n=2)
-    zeros = sim.types.matrix(shape=(2, 2), dtype=float)
-    custom = sim.types.matrix(0.0, 1.0, 2.0, 3.0, shape=(2, 2))
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_constructors_default_precision():
+        # construction for default (float) matrix types
+        eye = sim.identity(dtype=float, n=2)
+        zeros = sim.types.matrix(shape=(2, 2), dtype=float)
+        custom = sim.types.matrix(0.0, 1.0, 2.0, 3.0, shape=(2, 2))
 
-    for i in range(2):
-        for j in range(2):
-            if i == j:
-                sim.expect_eq(eye[i, j], 1.0)
-            else:
-                sim.expect_eq(eye[i, j], 0.0)
+        for i in range(2):
+            for j in range(2):
+                if i == j:
+                    sim.expect_eq(eye[i, j], 1.0)
+                else:
+                    sim.expect_eq(eye[i, j], 0.0)
 
-            sim.expect_eq(zeros[i, j], 0.0)
-            sim.expect_eq(custom[i, j], float(i) * 2.0 + float(j))
+                sim.expect_eq(zeros[i, j], 0.0)
+                sim.expect_eq(custom[i, j], float(i) * 2.0 + float(j))
+except Exception as _error:
+    test_constructors_default_precision = wpc.failed_definition('test_constructors_default_precision', _error)
 
 
 # NOTE: Compile tile is highly sensitive to shape so we use small values now
-CONSTANT_SHAPE_ROWS = sim.constant(2)
-CONSTANT_SHAPE_COLS = sim.constant(2)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    CONSTANT_SHAPE_ROWS = sim.constant(2)
+except Exception as _error:
+    CONSTANT_SHAPE_ROWS = wpc.failed_definition('CONSTANT_SHAPE_ROWS', _error)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    CONSTANT_SHAPE_COLS = sim.constant(2)
+except Exception as _error:
+    CONSTANT_SHAPE_COLS = wpc.failed_definition('CONSTANT_SHAPE_COLS', _error)
 
 
 # tests that we can use global constants in shape keyword argument
 # for matrix constructor
-@sim.kernel
-def test_constructors_constant_shape():
-    m = sim.types.matrix(shape=(CONSTANT_SHAPE_ROWS, CONSTANT_SHAPE_COLS), dtype=float)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_constructors_constant_shape():
+        m = sim.types.matrix(shape=(CONSTANT_SHAPE_ROWS, CONSTANT_SHAPE_COLS), dtype=float)
 
-    for i in range(CONSTANT_SHAPE_ROWS):
-        for j in range(CONSTANT_SHAPE_COLS):
-            m[i, j] = float(i * j)
-
-
-@sim.kernel
-def test_matrix_from_vecs():
-    m1 = sim.matrix_from_cols(
-        sim.vec3(1.0, 2.0, 3.0),
-        sim.vec3(4.0, 5.0, 6.0),
-        sim.vec3(7.0, 8.0, 9.0),
-    )
-    sim.expect_eq(m1[0, 0], 1.0)
-    sim.expect_eq(m1[0, 1], 4.0)
-    sim.expect_eq(m1[0, 2], 7.0)
-    sim.expect_eq(m1[1, 0], 2.0)
-    sim.expect_eq(m1[1, 1], 5.0)
-    sim.expect_eq(m1[1, 2], 8.0)
-    sim.expect_eq(m1[2, 0], 3.0)
-    sim.expect_eq(m1[2, 1], 6.0)
-    sim.expect_eq(m1[2, 2], 9.0)
-
-    m2 = sim.matrix_from_rows(
-        sim.vec3(1.0, 2.0, 3.0),
-        sim.vec3(4.0, 5.0, 6.0),
-        sim.vec3(7.0, 8.0, 9.0),
-    )
-    sim.expect_eq(m2[0, 0], 1.0)
-    sim.expect_eq(m2[0, 1], 2.0)
-    sim.expect_eq(m2[0, 2], 3.0)
-    sim.expect_eq(m2[1, 0], 4.0)
-    sim.expect_eq(m2[1, 1], 5.0)
-    sim.expect_eq(m2[1, 2], 6.0)
-    sim.expect_eq(m2[2, 0], 7.0)
-    sim.expect_eq(m2[2, 1], 8.0)
-    sim.expect_eq(m2[2, 2], 9.0)
-
-    m3 = sim.matrix_from_cols(
-        sim.vec3(1.0, 2.0, 3.0),
-        sim.vec3(4.0, 5.0, 6.0),
-    )
-    sim.expect_eq(m3[0, 0], 1.0)
-    sim.expect_eq(m3[0, 1], 4.0)
-    sim.expect_eq(m3[1, 0], 2.0)
-    sim.expect_eq(m3[1, 1], 5.0)
-    sim.expect_eq(m3[2, 0], 3.0)
-    sim.expect_eq(m3[2, 1], 6.0)
-
-    m4 = sim.matrix_from_rows(
-        sim.vec3(1.0, 2.0, 3.0),
-        sim.vec3(4.0, 5.0, 6.0),
-    )
-    sim.expect_eq(m4[0, 0], 1.0)
-    sim.expect_eq(m4[0, 1], 2.0)
-    sim.expect_eq(m4[0, 2], 3.0)
-    sim.expect_eq(m4[1, 0], 4.0)
-    sim.expect_eq(m4[1, 1], 5.0)
-    sim.expect_eq(m4[1, 2], 6.0)
+        for i in range(CONSTANT_SHAPE_ROWS):
+            for j in range(CONSTANT_SHAPE_COLS):
+                m[i, j] = float(i * j)
+except Exception as _error:
+    test_constructors_constant_shape = wpc.failed_definition('test_constructors_constant_shape', _error)
 
 
-mat32d = sim.types.matrix(shape=(3, 2), dtype=sim.float64)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_matrix_from_vecs():
+        m1 = sim.matrix_from_cols(
+            sim.vec3(1.0, 2.0, 3.0),
+            sim.vec3(4.0, 5.0, 6.0),
+            sim.vec3(7.0, 8.0, 9.0),
+        )
+        sim.expect_eq(m1[0, 0], 1.0)
+        sim.expect_eq(m1[0, 1], 4.0)
+        sim.expect_eq(m1[0, 2], 7.0)
+        sim.expect_eq(m1[1, 0], 2.0)
+        sim.expect_eq(m1[1, 1], 5.0)
+        sim.expect_eq(m1[1, 2], 8.0)
+        sim.expect_eq(m1[2, 0], 3.0)
+        sim.expect_eq(m1[2, 1], 6.0)
+        sim.expect_eq(m1[2, 2], 9.0)
+
+        m2 = sim.matrix_from_rows(
+            sim.vec3(1.0, 2.0, 3.0),
+            sim.vec3(4.0, 5.0, 6.0),
+            sim.vec3(7.0, 8.0, 9.0),
+        )
+        sim.expect_eq(m2[0, 0], 1.0)
+        sim.expect_eq(m2[0, 1], 2.0)
+        sim.expect_eq(m2[0, 2], 3.0)
+        sim.expect_eq(m2[1, 0], 4.0)
+        sim.expect_eq(m2[1, 1], 5.0)
+        sim.expect_eq(m2[1, 2], 6.0)
+        sim.expect_eq(m2[2, 0], 7.0)
+        sim.expect_eq(m2[2, 1], 8.0)
+        sim.expect_eq(m2[2, 2], 9.0)
+
+        m3 = sim.matrix_from_cols(
+            sim.vec3(1.0, 2.0, 3.0),
+            sim.vec3(4.0, 5.0, 6.0),
+        )
+        sim.expect_eq(m3[0, 0], 1.0)
+        sim.expect_eq(m3[0, 1], 4.0)
+        sim.expect_eq(m3[1, 0], 2.0)
+        sim.expect_eq(m3[1, 1], 5.0)
+        sim.expect_eq(m3[2, 0], 3.0)
+        sim.expect_eq(m3[2, 1], 6.0)
+
+        m4 = sim.matrix_from_rows(
+            sim.vec3(1.0, 2.0, 3.0),
+            sim.vec3(4.0, 5.0, 6.0),
+        )
+        sim.expect_eq(m4[0, 0], 1.0)
+        sim.expect_eq(m4[0, 1], 2.0)
+        sim.expect_eq(m4[0, 2], 3.0)
+        sim.expect_eq(m4[1, 0], 4.0)
+        sim.expect_eq(m4[1, 1], 5.0)
+        sim.expect_eq(m4[1, 2], 6.0)
+except Exception as _error:
+    test_matrix_from_vecs = wpc.failed_definition('test_matrix_from_vecs', _error)
 
 
-@sim.kernel
-def test_matrix_constructor_value_func():
-    a = sim.mat22()
-    b = sim.matrix(a, shape=(2, 2))
-    c = mat32d()
-    d = mat32d(c, shape=(3, 2))
-    e = mat32d(1.0, 2.0, 1.0, 2.0, 1.0, 2.0)
-    f = sim.matrix_from_rows(
-        sim.vec3d(1.0, 2.0, 3.0),
-        sim.vec3d(1.0, 2.0, 3.0),
-    )
-    g = sim.types.matrix(1.0, shape=(3, 2))
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    mat32d = sim.types.matrix(shape=(3, 2), dtype=sim.float64)
+except Exception as _error:
+    mat32d = wpc.failed_definition('mat32d', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_matrix_constructor_value_func():
+        a = sim.mat22()
+        b = sim.matrix(a, shape=(2, 2))
+        c = mat32d()
+        d = mat32d(c, shape=(3, 2))
+        e = mat32d(1.0, 2.0, 1.0, 2.0, 1.0, 2.0)
+        f = sim.matrix_from_rows(
+            sim.vec3d(1.0, 2.0, 3.0),
+            sim.vec3d(1.0, 2.0, 3.0),
+        )
+        g = sim.types.matrix(1.0, shape=(3, 2))
+except Exception as _error:
+    test_matrix_constructor_value_func = wpc.failed_definition('test_matrix_constructor_value_func', _error)
 
 
 test_quat_constructor = wpc.out_of_scope_definition('test_quat_constructor', 'autodiff + fp16 + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases

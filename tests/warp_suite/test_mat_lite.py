@@ -14,21 +14,27 @@ import numba_sim as sim
 from warp_suite import _warp_compat as wpc
 from warp_suite._warp_compat import *
 
-mat32d = sim.types.matrix(shape=(3, 2), dtype=sim.float64)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    mat32d = sim.types.matrix(shape=(3, 2), dtype=sim.float64)
+except Exception as _error:
+    mat32d = wpc.failed_definition('mat32d', _error)
 
 
-@sim.kernel
-def test_matrix_constructor_value_func():
-    a = sim.mat22()
-    b = sim.matrix(a, shape=(2, 2))
-    c = mat32d()
-    d = mat32d(c, shape=(3, 2))
-    e = mat32d(1.0, 2.0, 1.0, 2.0, 1.0, 2.0)
-    f = sim.matrix_from_rows(
-        sim.vec3d(1.0, 2.0, 3.0),
-        sim.vec3d(1.0, 2.0, 3.0),
-    )
-    g = sim.types.matrix(1.0, shape=(3, 2))
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_matrix_constructor_value_func():
+        a = sim.mat22()
+        b = sim.matrix(a, shape=(2, 2))
+        c = mat32d()
+        d = mat32d(c, shape=(3, 2))
+        e = mat32d(1.0, 2.0, 1.0, 2.0, 1.0, 2.0)
+        f = sim.matrix_from_rows(
+            sim.vec3d(1.0, 2.0, 3.0),
+            sim.vec3d(1.0, 2.0, 3.0),
+        )
+        g = sim.types.matrix(1.0, shape=(3, 2))
+except Exception as _error:
+    test_matrix_constructor_value_func = wpc.failed_definition('test_matrix_constructor_value_func', _error)
 
 
 # Test matrix constructors using explicit type (float16)
@@ -43,22 +49,25 @@ test_constructors_explicit_precision = wpc.out_of_scope_definition('test_constru
 # which tests some different code paths that
 # need to ensure types are correctly canonicalized
 # during codegen
-@sim.kernel
-def test_constructors_default_precision():
-    # construction for default (float) matrix types
-    eye = sim.identity(dtype=float, n=2)
-    zeros = sim.types.matrix(shape=(2, 2), dtype=float)
-    custom = sim.types.matrix(0.0, 1.0, 2.0, 3.0, shape=(2, 2))
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_constructors_default_precision():
+        # construction for default (float) matrix types
+        eye = sim.identity(dtype=float, n=2)
+        zeros = sim.types.matrix(shape=(2, 2), dtype=float)
+        custom = sim.types.matrix(0.0, 1.0, 2.0, 3.0, shape=(2, 2))
 
-    for i in range(2):
-        for j in range(2):
-            if i == j:
-                sim.expect_eq(eye[i, j], 1.0)
-            else:
-                sim.expect_eq(eye[i, j], 0.0)
+        for i in range(2):
+            for j in range(2):
+                if i == j:
+                    sim.expect_eq(eye[i, j], 1.0)
+                else:
+                    sim.expect_eq(eye[i, j], 0.0)
 
-            sim.expect_eq(zeros[i, j], 0.0)
-            sim.expect_eq(custom[i, j], float(i) * 2.0 + float(j))
+                sim.expect_eq(zeros[i, j], 0.0)
+                sim.expect_eq(custom[i, j], float(i) * 2.0 + float(j))
+except Exception as _error:
+    test_constructors_default_precision = wpc.failed_definition('test_constructors_default_precision', _error)
 
 
 devices = get_test_devices()

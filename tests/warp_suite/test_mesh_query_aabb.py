@@ -25,58 +25,70 @@ pass  # port_warp_tests: a Warp submodule; its uses -> wpc.warp_module
 from warp_suite._warp_compat import *
 
 
-@sim.func
-def min_vec3(a: sim.vec3, b: sim.vec3):
-    return sim.vec3(sim.min(a[0], b[0]), sim.min(a[1], b[1]), sim.min(a[2], b[2]))
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def min_vec3(a: sim.vec3, b: sim.vec3):
+        return sim.vec3(sim.min(a[0], b[0]), sim.min(a[1], b[1]), sim.min(a[2], b[2]))
+except Exception as _error:
+    min_vec3 = wpc.failed_definition('min_vec3', _error)
 
 
-@sim.func
-def max_vec3(a: sim.vec3, b: sim.vec3):
-    return sim.vec3(sim.max(a[0], b[0]), sim.max(a[1], b[1]), sim.max(a[2], b[2]))
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def max_vec3(a: sim.vec3, b: sim.vec3):
+        return sim.vec3(sim.max(a[0], b[0]), sim.max(a[1], b[1]), sim.max(a[2], b[2]))
+except Exception as _error:
+    max_vec3 = wpc.failed_definition('max_vec3', _error)
 
 
-@sim.kernel
-def compute_bounds(
-    indices: sim.array[int],
-    positions: sim.array[sim.vec3],
-    lowers: sim.array[sim.vec3],
-    uppers: sim.array[sim.vec3],
-):
-    tid = sim.tid()
-    i = indices[tid * 3 + 0]
-    j = indices[tid * 3 + 1]
-    k = indices[tid * 3 + 2]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def compute_bounds(
+        indices: sim.array[int],
+        positions: sim.array[sim.vec3],
+        lowers: sim.array[sim.vec3],
+        uppers: sim.array[sim.vec3],
+    ):
+        tid = sim.tid()
+        i = indices[tid * 3 + 0]
+        j = indices[tid * 3 + 1]
+        k = indices[tid * 3 + 2]
 
-    x0 = positions[i]  # point zero
-    x1 = positions[j]  # point one
-    x2 = positions[k]  # point two
+        x0 = positions[i]  # point zero
+        x1 = positions[j]  # point one
+        x2 = positions[k]  # point two
 
-    lower = min_vec3(min_vec3(x0, x1), x2)
-    upper = max_vec3(max_vec3(x0, x1), x2)
+        lower = min_vec3(min_vec3(x0, x1), x2)
+        upper = max_vec3(max_vec3(x0, x1), x2)
 
-    lowers[tid] = lower
-    uppers[tid] = upper
+        lowers[tid] = lower
+        uppers[tid] = upper
+except Exception as _error:
+    compute_bounds = wpc.failed_definition('compute_bounds', _error)
 
 
-@sim.kernel
-def compute_num_contacts(
-    lowers: sim.array[sim.vec3], uppers: sim.array[sim.vec3], mesh_id: sim.uint64, counts: sim.array[int]
-):
-    tid = sim.tid()
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def compute_num_contacts(
+        lowers: sim.array[sim.vec3], uppers: sim.array[sim.vec3], mesh_id: sim.uint64, counts: sim.array[int]
+    ):
+        tid = sim.tid()
 
-    upper = uppers[tid]
-    lower = lowers[tid]
+        upper = uppers[tid]
+        lower = lowers[tid]
 
-    query = sim.mesh_query_aabb(mesh_id, lower, upper)
-    count = int(0)
+        query = sim.mesh_query_aabb(mesh_id, lower, upper)
+        count = int(0)
 
-    # index = int(-1)
-    # while sim.mesh_query_aabb_next(query, index):
+        # index = int(-1)
+        # while sim.mesh_query_aabb_next(query, index):
 
-    for _index in query:
-        count = count + 1
+        for _index in query:
+            count = count + 1
 
-    counts[tid] = count
+        counts[tid] = count
+except Exception as _error:
+    compute_num_contacts = wpc.failed_definition('compute_num_contacts', _error)
 
 
 def test_compute_bounds(test, device):
@@ -199,82 +211,91 @@ def test_mesh_query_aabb_count_nonoverlap(test, device):
         test.assertTrue(c == 1)
 
 
-@sim.kernel
-def compute_num_contact_with_checksums(
-    lowers: sim.array[sim.vec3],
-    uppers: sim.array[sim.vec3],
-    mesh_id: sim.uint64,
-    counts: sim.array[int],
-    check_sums: sim.array[int],
-):
-    tid = sim.tid()
-
-    upper = uppers[tid]
-    lower = lowers[tid]
-
-    query = sim.mesh_query_aabb(mesh_id, lower, upper)
-    count = int(0)
-
-    check_sum = int(0)
-    for _index in query:
-        check_sum = check_sum ^ _index
-        count = count + 1
-
-    counts[tid] = count
-    check_sums[tid] = check_sum
-
-
-@sim.func
-def intersect_aabb_aabb(a_lower: sim.vec3, a_upper: sim.vec3, b_lower: sim.vec3, b_upper: sim.vec3):
-    if (
-        a_lower[0] > b_upper[0]
-        or a_lower[1] > b_upper[1]
-        or a_lower[2] > b_upper[2]
-        or a_upper[0] < b_lower[0]
-        or a_upper[1] < b_lower[1]
-        or a_upper[2] < b_lower[2]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def compute_num_contact_with_checksums(
+        lowers: sim.array[sim.vec3],
+        uppers: sim.array[sim.vec3],
+        mesh_id: sim.uint64,
+        counts: sim.array[int],
+        check_sums: sim.array[int],
     ):
-        return False
-    else:
-        return True
+        tid = sim.tid()
 
+        upper = uppers[tid]
+        lower = lowers[tid]
 
-@sim.kernel
-def compute_num_contact_with_checksums_brutal(
-    lowers: sim.array[sim.vec3],
-    uppers: sim.array[sim.vec3],
-    mesh_points: sim.array[sim.vec3],
-    mesh_indices: sim.array[int],
-    counts: sim.array[int],
-    check_sums: sim.array[int],
-):
-    tid = sim.tid()
+        query = sim.mesh_query_aabb(mesh_id, lower, upper)
+        count = int(0)
 
-    upper = uppers[tid]
-    lower = lowers[tid]
-
-    check_sum = int(0)
-    count = int(0)
-    num_faces = mesh_indices.shape[0] / 3
-
-    for face in range(num_faces):
-        i = mesh_indices[face * 3 + 0]
-        j = mesh_indices[face * 3 + 1]
-        k = mesh_indices[face * 3 + 2]
-
-        x0 = mesh_points[i]  # point zero
-        x1 = mesh_points[j]  # point one
-        x2 = mesh_points[k]  # point two
-
-        tri_lower = min_vec3(min_vec3(x0, x1), x2)
-        tri_upper = max_vec3(max_vec3(x0, x1), x2)
-
-        if intersect_aabb_aabb(lower, upper, tri_lower, tri_upper):
-            check_sum = check_sum ^ face
+        check_sum = int(0)
+        for _index in query:
+            check_sum = check_sum ^ _index
             count = count + 1
 
-    counts[tid] = count
-    check_sums[tid] = check_sum
+        counts[tid] = count
+        check_sums[tid] = check_sum
+except Exception as _error:
+    compute_num_contact_with_checksums = wpc.failed_definition('compute_num_contact_with_checksums', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def intersect_aabb_aabb(a_lower: sim.vec3, a_upper: sim.vec3, b_lower: sim.vec3, b_upper: sim.vec3):
+        if (
+            a_lower[0] > b_upper[0]
+            or a_lower[1] > b_upper[1]
+            or a_lower[2] > b_upper[2]
+            or a_upper[0] < b_lower[0]
+            or a_upper[1] < b_lower[1]
+            or a_upper[2] < b_lower[2]
+        ):
+            return False
+        else:
+            return True
+except Exception as _error:
+    intersect_aabb_aabb = wpc.failed_definition('intersect_aabb_aabb', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def compute_num_contact_with_checksums_brutal(
+        lowers: sim.array[sim.vec3],
+        uppers: sim.array[sim.vec3],
+        mesh_points: sim.array[sim.vec3],
+        mesh_indices: sim.array[int],
+        counts: sim.array[int],
+        check_sums: sim.array[int],
+    ):
+        tid = sim.tid()
+
+        upper = uppers[tid]
+        lower = lowers[tid]
+
+        check_sum = int(0)
+        count = int(0)
+        num_faces = mesh_indices.shape[0] / 3
+
+        for face in range(num_faces):
+            i = mesh_indices[face * 3 + 0]
+            j = mesh_indices[face * 3 + 1]
+            k = mesh_indices[face * 3 + 2]
+
+            x0 = mesh_points[i]  # point zero
+            x1 = mesh_points[j]  # point one
+            x2 = mesh_points[k]  # point two
+
+            tri_lower = min_vec3(min_vec3(x0, x1), x2)
+            tri_upper = max_vec3(max_vec3(x0, x1), x2)
+
+            if intersect_aabb_aabb(lower, upper, tri_lower, tri_upper):
+                check_sum = check_sum ^ face
+                count = count + 1
+
+        counts[tid] = count
+        check_sums[tid] = check_sum
+except Exception as _error:
+    compute_num_contact_with_checksums_brutal = wpc.failed_definition('compute_num_contact_with_checksums_brutal', _error)
 
 
 def load_mesh():
@@ -289,9 +310,138 @@ def load_mesh():
     return vertices, faces
 
 
-@unittest.skipUnless(USD_AVAILABLE, "Requires usd-core")
-def test_mesh_query_aabb_count_overlap_with_checksum(test, device):
-    if device.is_cpu:
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @unittest.skipUnless(USD_AVAILABLE, "Requires usd-core")
+    def test_mesh_query_aabb_count_overlap_with_checksum(test, device):
+        if device.is_cpu:
+            constructors = ["sah", "median"]
+        else:
+            constructors = ["sah", "median", "lbvh"]
+
+        if sim.is_cubql_available():
+            constructors.append("cubql")
+
+        leaf_sizes = [1, 2, 4]
+
+        points, indices = load_mesh()
+        points_wp = sim.array(points, dtype=sim.vec3, device=device)
+        indices_wp = sim.array(indices, dtype=int, device=device)
+
+        for leaf_size, constructor in itertools.product(leaf_sizes, constructors):
+            m = sim.Mesh(points=points_wp, indices=indices_wp, bvh_constructor=constructor, bvh_leaf_size=leaf_size)
+
+            num_test_bounds = 10000
+            test_bound_relative_size = 0.01
+
+            world_min = np.min(points, axis=0)
+            world_max = np.max(points, axis=0)
+
+            world_center = 0.5 * (world_min + world_max)
+            world_size = world_max - world_min
+
+            rng = np.random.default_rng(123)
+
+            centers = (
+                rng.uniform(-0.5, 0.5, size=num_test_bounds * 3).reshape(num_test_bounds, 3) * world_size + world_center
+            )
+            diffs = (
+                0.5 * test_bound_relative_size * rng.random(num_test_bounds * 3).reshape(num_test_bounds, 3) * world_size
+            )
+
+            lowers = sim.array(centers - diffs, dtype=sim.vec3, device=device)
+            uppers = sim.array(centers + diffs, dtype=sim.vec3, device=device)
+
+            counts = sim.empty(n=num_test_bounds, dtype=int, device=device)
+            checksums = sim.empty(n=num_test_bounds, dtype=int, device=device)
+
+            sim.launch(
+                kernel=compute_num_contact_with_checksums,
+                dim=num_test_bounds,
+                inputs=[lowers, uppers, m.id],
+                outputs=[counts, checksums],
+                device=device,
+            )
+
+            counts_brutal = sim.empty(n=num_test_bounds, dtype=int, device=device)
+            checksums_brutal = sim.empty(n=num_test_bounds, dtype=int, device=device)
+
+            sim.launch(
+                kernel=compute_num_contact_with_checksums_brutal,
+                dim=num_test_bounds,
+                inputs=[lowers, uppers, points_wp, indices_wp],
+                outputs=[counts_brutal, checksums_brutal],
+                device=device,
+            )
+
+            assert_array_equal(counts, counts_brutal)
+            assert_array_equal(checksums, checksums_brutal)
+except Exception as _error:
+    test_mesh_query_aabb_count_overlap_with_checksum = wpc.failed_definition('test_mesh_query_aabb_count_overlap_with_checksum', _error)
+
+
+@sim.kernel
+def tile_mesh_query_aabb_kernel(
+    mesh_id: sim.uint64,
+    lower: sim.vec3,
+    upper: sim.vec3,
+    faces_intersected: sim.array[int],
+):
+    query = sim.tile_mesh_query_aabb(mesh_id, lower, upper)
+
+    while sim.tile_query_valid(query):
+        result_tile = sim.tile_mesh_query_aabb_next(query)
+        result_idx = sim.untile(result_tile)
+
+        # Mark faces as intersected using atomic add (skip -1 which means no result)
+        # This ensures we can verify that each face is only reported once
+        if result_idx >= 0:
+            sim.atomic_add(faces_intersected, result_idx, 1)
+
+
+@sim.kernel
+def mesh_query_aabb_kernel(
+    mesh_id: sim.uint64,
+    lower: sim.vec3,
+    upper: sim.vec3,
+    faces_intersected: sim.array[int],
+):
+    query = sim.mesh_query_aabb(mesh_id, lower, upper)
+
+    index = int(0)
+    while sim.mesh_query_aabb_next(query, index):
+        sim.atomic_add(faces_intersected, index, 1)
+
+
+def test_tile_mesh_query_aabb(test, device):
+    """Test tile-based mesh AABB query and compare with single-threaded version."""
+    # Create a simple mesh (two triangles forming a quad)
+    points = np.array(
+        [
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [1.0, 1.0, 0.0],
+            [0.0, 1.0, 0.0],
+        ],
+        dtype=np.float32,
+    )
+
+    indices = np.array(
+        [
+            0,
+            1,
+            2,  # First triangle
+            0,
+            2,
+            3,  # Second triangle
+        ],
+        dtype=np.int32,
+    )
+
+    points_wp = sim.array(points, dtype=sim.vec3, device=device)
+    indices_wp = sim.array(indices, dtype=int, device=device)
+
+    # Cover the cuBQL constructor alongside the default Warp BVH path.
+    if sim.get_device(device).is_cpu:
         constructors = ["sah", "median"]
     else:
         constructors = ["sah", "median", "lbvh"]
@@ -299,164 +449,330 @@ def test_mesh_query_aabb_count_overlap_with_checksum(test, device):
     if sim.is_cubql_available():
         constructors.append("cubql")
 
-    leaf_sizes = [1, 2, 4]
+    query_lower = sim.vec3(0.2, 0.2, -0.5)
+    query_upper = sim.vec3(0.8, 0.8, 0.5)
 
+    for constructor in constructors:
+        mesh = sim.Mesh(points=points_wp, indices=indices_wp, bvh_constructor=constructor)
+
+        # Test with single-threaded version (ground truth)
+        faces_intersected_single = sim.zeros(shape=(2), dtype=int, device=device)
+        sim.launch(
+            kernel=mesh_query_aabb_kernel,
+            dim=1,
+            inputs=[mesh.id, query_lower, query_upper, faces_intersected_single],
+            device=device,
+        )
+
+        # Test with tile-based version
+        block_dim = 64
+        faces_intersected_tile = sim.zeros(shape=(2), dtype=int, device=device)
+        sim.launch_tiled(
+            kernel=tile_mesh_query_aabb_kernel,
+            dim=1,
+            inputs=[mesh.id, query_lower, query_upper, faces_intersected_tile],
+            device=device,
+            block_dim=block_dim,
+        )
+
+        # Compare results
+        single_result = sim.to_numpy(faces_intersected_single)
+        tile_result = sim.to_numpy(faces_intersected_tile)
+
+        for i in range(2):
+            test.assertEqual(
+                single_result[i],
+                tile_result[i],
+                f"[{constructor}] Mismatch at face {i}: single={single_result[i]}, tile={tile_result[i]}",
+            )
+
+        # Both triangles should be found exactly once
+        test.assertEqual(single_result[0], 1, msg=f"[{constructor}] expected 1 hit on face 0")
+        test.assertEqual(single_result[1], 1, msg=f"[{constructor}] expected 1 hit on face 1")
+
+        # Also test tile_query_valid-based loop
+        faces_intersected_count = sim.zeros(shape=(2), dtype=int, device=device)
+        sim.launch_tiled(
+            kernel=tile_mesh_query_aabb_valid_kernel,
+            dim=1,
+            inputs=[mesh.id, query_lower, query_upper, faces_intersected_count],
+            device=device,
+            block_dim=block_dim,
+        )
+        count_result = sim.to_numpy(faces_intersected_count)
+        for i in range(2):
+            test.assertEqual(
+                single_result[i],
+                count_result[i],
+                f"[{constructor}] tile_query_valid mismatch at face {i}: "
+                f"single={single_result[i]}, count={count_result[i]}",
+            )
+
+
+@unittest.skipUnless(USD_AVAILABLE, "Requires usd-core")
+def test_tile_mesh_query_aabb_large(test, device):
+    """Test tile-based mesh AABB query with a larger mesh (bunny)."""
     points, indices = load_mesh()
-    points_wp = sim.array(points, dtype=sim.vec3, device=device)
-    indices_wp = sim.array(indices, dtype=int, device=device)
 
-    for leaf_size, constructor in itertools.product(leaf_sizes, constructors):
-        m = sim.Mesh(points=points_wp, indices=indices_wp, bvh_constructor=constructor, bvh_leaf_size=leaf_size)
+    mesh = sim.Mesh(
+        points=sim.array(points, dtype=sim.vec3, device=device), indices=sim.array(indices, dtype=int, device=device)
+    )
 
-        num_test_bounds = 10000
-        test_bound_relative_size = 0.01
+    num_faces = len(indices) // 3
 
-        world_min = np.min(points, axis=0)
-        world_max = np.max(points, axis=0)
+    # Create a query box that should intersect multiple triangles
+    world_min = np.min(points, axis=0)
+    world_max = np.max(points, axis=0)
+    world_center = 0.5 * (world_min + world_max)
+    world_size = world_max - world_min
 
-        world_center = 0.5 * (world_min + world_max)
-        world_size = world_max - world_min
+    query_size = 0.1 * world_size
+    query_lower = sim.vec3(
+        world_center[0] - query_size[0], world_center[1] - query_size[1], world_center[2] - query_size[2]
+    )
+    query_upper = sim.vec3(
+        world_center[0] + query_size[0], world_center[1] + query_size[1], world_center[2] + query_size[2]
+    )
 
-        rng = np.random.default_rng(123)
+    # Test with single-threaded version (ground truth)
+    faces_intersected_single = sim.zeros(shape=(num_faces), dtype=int, device=device)
+    sim.launch(
+        kernel=mesh_query_aabb_kernel,
+        dim=1,
+        inputs=[mesh.id, query_lower, query_upper, faces_intersected_single],
+        device=device,
+    )
 
-        centers = (
-            rng.uniform(-0.5, 0.5, size=num_test_bounds * 3).reshape(num_test_bounds, 3) * world_size + world_center
+    # Test with tile-based version
+    block_dim = 64
+    faces_intersected_tile = sim.zeros(shape=(num_faces), dtype=int, device=device)
+    sim.launch_tiled(
+        kernel=tile_mesh_query_aabb_kernel,
+        dim=1,
+        inputs=[mesh.id, query_lower, query_upper, faces_intersected_tile],
+        device=device,
+        block_dim=block_dim,
+    )
+
+    # Compare results
+    single_result = sim.to_numpy(faces_intersected_single)
+    tile_result = sim.to_numpy(faces_intersected_tile)
+
+    for i in range(num_faces):
+        test.assertEqual(
+            single_result[i],
+            tile_result[i],
+            f"Mismatch at face {i}: single={single_result[i]}, tile={tile_result[i]}",
         )
-        diffs = (
-            0.5 * test_bound_relative_size * rng.random(num_test_bounds * 3).reshape(num_test_bounds, 3) * world_size
-        )
-
-        lowers = sim.array(centers - diffs, dtype=sim.vec3, device=device)
-        uppers = sim.array(centers + diffs, dtype=sim.vec3, device=device)
-
-        counts = sim.empty(n=num_test_bounds, dtype=int, device=device)
-        checksums = sim.empty(n=num_test_bounds, dtype=int, device=device)
-
-        sim.launch(
-            kernel=compute_num_contact_with_checksums,
-            dim=num_test_bounds,
-            inputs=[lowers, uppers, m.id],
-            outputs=[counts, checksums],
-            device=device,
-        )
-
-        counts_brutal = sim.empty(n=num_test_bounds, dtype=int, device=device)
-        checksums_brutal = sim.empty(n=num_test_bounds, dtype=int, device=device)
-
-        sim.launch(
-            kernel=compute_num_contact_with_checksums_brutal,
-            dim=num_test_bounds,
-            inputs=[lowers, uppers, points_wp, indices_wp],
-            outputs=[counts_brutal, checksums_brutal],
-            device=device,
-        )
-
-        assert_array_equal(counts, counts_brutal)
-        assert_array_equal(checksums, checksums_brutal)
-
-
-tile_mesh_query_aabb_kernel = wpc.out_of_scope_definition('tile_mesh_query_aabb_kernel', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
-
-
-mesh_query_aabb_kernel = wpc.out_of_scope_definition('mesh_query_aabb_kernel', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
-
-
-test_tile_mesh_query_aabb = wpc.out_of_scope_definition('test_tile_mesh_query_aabb', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
-
-
-test_tile_mesh_query_aabb_large = wpc.out_of_scope_definition('test_tile_mesh_query_aabb_large', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
 # Compatibility tests for the deprecated mesh_query_aabb_tiled() aliases.
-mesh_query_aabb_tiled_kernel = wpc.out_of_scope_definition('mesh_query_aabb_tiled_kernel', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
-
-
-test_mesh_query_aabb_tiled = wpc.out_of_scope_definition('test_mesh_query_aabb_tiled', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
-
-
-tile_mesh_query_aabb_valid_kernel = wpc.out_of_scope_definition('tile_mesh_query_aabb_valid_kernel', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
-
-
 @sim.kernel
-def mesh_query_sphere_hits(mesh_id: sim.uint64, center: sim.vec3, radius: float, hits: sim.array[int]):
-    query = sim.mesh_query_sphere(mesh_id, center, radius)
-    face = int(0)
-    while sim.mesh_query_next(query, face):
-        hits[face] = 1
-
-
-@sim.kernel
-def mesh_query_sphere_hits_for_loop(mesh_id: sim.uint64, center: sim.vec3, radius: float, hits: sim.array[int]):
-    query = sim.mesh_query_sphere(mesh_id, center, radius)
-    for face in query:
-        hits[face] = 1
-
-
-@sim.kernel
-def mesh_query_sphere_hits_alias(mesh_id: sim.uint64, center: sim.vec3, radius: float, hits: sim.array[int]):
-    query = sim.mesh_query_sphere(mesh_id, center, radius)
-    face = int(0)
-    while sim.mesh_query_aabb_next(query, face):
-        hits[face] = 1
-
-
-@sim.kernel
-def mesh_query_aabb_hits(mesh_id: sim.uint64, lower: sim.vec3, upper: sim.vec3, hits: sim.array[int]):
-    query = sim.mesh_query_aabb(mesh_id, lower, upper)
-    face = int(0)
-    while sim.mesh_query_next(query, face):
-        hits[face] = 1
-
-
-@sim.kernel
-def mesh_query_runtime_kind_hits(
+def mesh_query_aabb_tiled_kernel(
     mesh_id: sim.uint64,
-    use_sphere: bool,
     lower: sim.vec3,
     upper: sim.vec3,
-    center: sim.vec3,
-    radius: float,
-    hits: sim.array[int],
+    faces_intersected: sim.array[int],
 ):
-    # The kind is selected by a runtime branch, so the merged query decays to the
-    # erased parent MeshQuery and iterates via the kind stored at construction.
-    if use_sphere:
+    query = sim.mesh_query_aabb_tiled(mesh_id, lower, upper)
+
+    while sim.tile_query_valid(query):
+        result_tile = sim.mesh_query_aabb_next_tiled(query)
+        result_idx = sim.untile(result_tile)
+
+        # Mark faces as intersected using atomic add (skip -1 which means no result)
+        if result_idx >= 0:
+            sim.atomic_add(faces_intersected, result_idx, 1)
+
+
+def test_mesh_query_aabb_tiled(test, device):
+    """Test the deprecated mesh_query_aabb_tiled() alias."""
+    # Create a simple mesh (two triangles forming a quad)
+    points = np.array(
+        [
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [1.0, 1.0, 0.0],
+            [0.0, 1.0, 0.0],
+        ],
+        dtype=np.float32,
+    )
+
+    indices = np.array(
+        [
+            0,
+            1,
+            2,  # First triangle
+            0,
+            2,
+            3,  # Second triangle
+        ],
+        dtype=np.int32,
+    )
+
+    mesh = sim.Mesh(
+        points=sim.array(points, dtype=sim.vec3, device=device), indices=sim.array(indices, dtype=int, device=device)
+    )
+
+    query_lower = sim.vec3(0.2, 0.2, -0.5)
+    query_upper = sim.vec3(0.8, 0.8, 0.5)
+
+    # Test with single-threaded version (ground truth)
+    faces_intersected_single = sim.zeros(shape=(2), dtype=int, device=device)
+    sim.launch(
+        kernel=mesh_query_aabb_kernel,
+        dim=1,
+        inputs=[mesh.id, query_lower, query_upper, faces_intersected_single],
+        device=device,
+    )
+
+    # Test with new tiled API
+    block_dim = 64
+    faces_intersected_tiled = sim.zeros(shape=(2), dtype=int, device=device)
+    sim.launch_tiled(
+        kernel=mesh_query_aabb_tiled_kernel,
+        dim=1,
+        inputs=[mesh.id, query_lower, query_upper, faces_intersected_tiled],
+        device=device,
+        block_dim=block_dim,
+    )
+
+    # Compare results
+    single_result = sim.to_numpy(faces_intersected_single)
+    tiled_result = sim.to_numpy(faces_intersected_tiled)
+
+    for i in range(2):
+        test.assertEqual(
+            single_result[i],
+            tiled_result[i],
+            f"Mismatch at face {i}: single={single_result[i]}, tiled={tiled_result[i]}",
+        )
+
+
+@sim.kernel
+def tile_mesh_query_aabb_valid_kernel(
+    mesh_id: sim.uint64,
+    lower: sim.vec3,
+    upper: sim.vec3,
+    faces_intersected: sim.array[int],
+):
+    query = sim.tile_mesh_query_aabb(mesh_id, lower, upper)
+
+    while sim.tile_query_valid(query):
+        result_tile = sim.tile_mesh_query_aabb_next(query)
+        result_idx = sim.untile(result_tile)
+
+        if result_idx >= 0:
+            sim.atomic_add(faces_intersected, result_idx, 1)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def mesh_query_sphere_hits(mesh_id: sim.uint64, center: sim.vec3, radius: float, hits: sim.array[int]):
         query = sim.mesh_query_sphere(mesh_id, center, radius)
-    else:
+        face = int(0)
+        while sim.mesh_query_next(query, face):
+            hits[face] = 1
+except Exception as _error:
+    mesh_query_sphere_hits = wpc.failed_definition('mesh_query_sphere_hits', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def mesh_query_sphere_hits_for_loop(mesh_id: sim.uint64, center: sim.vec3, radius: float, hits: sim.array[int]):
+        query = sim.mesh_query_sphere(mesh_id, center, radius)
+        for face in query:
+            hits[face] = 1
+except Exception as _error:
+    mesh_query_sphere_hits_for_loop = wpc.failed_definition('mesh_query_sphere_hits_for_loop', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def mesh_query_sphere_hits_alias(mesh_id: sim.uint64, center: sim.vec3, radius: float, hits: sim.array[int]):
+        query = sim.mesh_query_sphere(mesh_id, center, radius)
+        face = int(0)
+        while sim.mesh_query_aabb_next(query, face):
+            hits[face] = 1
+except Exception as _error:
+    mesh_query_sphere_hits_alias = wpc.failed_definition('mesh_query_sphere_hits_alias', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def mesh_query_aabb_hits(mesh_id: sim.uint64, lower: sim.vec3, upper: sim.vec3, hits: sim.array[int]):
         query = sim.mesh_query_aabb(mesh_id, lower, upper)
-    face = int(0)
-    while sim.mesh_query_next(query, face):
-        hits[face] = 1
+        face = int(0)
+        while sim.mesh_query_next(query, face):
+            hits[face] = 1
+except Exception as _error:
+    mesh_query_aabb_hits = wpc.failed_definition('mesh_query_aabb_hits', _error)
 
 
-@sim.func
-def collect_mesh_hits(query: sim.MeshQuery, hits: sim.array[int]):
-    # Parameter annotated with the erased parent type: any concrete query kind is
-    # accepted, and iteration dispatches on the kind stored at construction.
-    face = int(0)
-    while sim.mesh_query_next(query, face):
-        hits[face] = 1
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def mesh_query_runtime_kind_hits(
+        mesh_id: sim.uint64,
+        use_sphere: bool,
+        lower: sim.vec3,
+        upper: sim.vec3,
+        center: sim.vec3,
+        radius: float,
+        hits: sim.array[int],
+    ):
+        # The kind is selected by a runtime branch, so the merged query decays to the
+        # erased parent MeshQuery and iterates via the kind stored at construction.
+        if use_sphere:
+            query = sim.mesh_query_sphere(mesh_id, center, radius)
+        else:
+            query = sim.mesh_query_aabb(mesh_id, lower, upper)
+        face = int(0)
+        while sim.mesh_query_next(query, face):
+            hits[face] = 1
+except Exception as _error:
+    mesh_query_runtime_kind_hits = wpc.failed_definition('mesh_query_runtime_kind_hits', _error)
 
 
-@sim.func
-def collect_mesh_aabb_hits(query: sim.MeshQueryAABB, hits: sim.array[int]):
-    # Parameter annotated with the concrete AABB kind (pre-rename convention):
-    # keeps the statically-typed AABB iterator.
-    face = int(0)
-    while sim.mesh_query_next(query, face):
-        hits[face] = 1
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def collect_mesh_hits(query: sim.MeshQuery, hits: sim.array[int]):
+        # Parameter annotated with the erased parent type: any concrete query kind is
+        # accepted, and iteration dispatches on the kind stored at construction.
+        face = int(0)
+        while sim.mesh_query_next(query, face):
+            hits[face] = 1
+except Exception as _error:
+    collect_mesh_hits = wpc.failed_definition('collect_mesh_hits', _error)
 
 
-@sim.kernel
-def mesh_query_sphere_via_erased_func(mesh_id: sim.uint64, center: sim.vec3, radius: float, hits: sim.array[int]):
-    query = sim.mesh_query_sphere(mesh_id, center, radius)
-    collect_mesh_hits(query, hits)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def collect_mesh_aabb_hits(query: sim.MeshQueryAABB, hits: sim.array[int]):
+        # Parameter annotated with the concrete AABB kind (pre-rename convention):
+        # keeps the statically-typed AABB iterator.
+        face = int(0)
+        while sim.mesh_query_next(query, face):
+            hits[face] = 1
+except Exception as _error:
+    collect_mesh_aabb_hits = wpc.failed_definition('collect_mesh_aabb_hits', _error)
 
 
-@sim.kernel
-def mesh_query_aabb_via_typed_func(mesh_id: sim.uint64, lower: sim.vec3, upper: sim.vec3, hits: sim.array[int]):
-    query = sim.mesh_query_aabb(mesh_id, lower, upper)
-    collect_mesh_aabb_hits(query, hits)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def mesh_query_sphere_via_erased_func(mesh_id: sim.uint64, center: sim.vec3, radius: float, hits: sim.array[int]):
+        query = sim.mesh_query_sphere(mesh_id, center, radius)
+        collect_mesh_hits(query, hits)
+except Exception as _error:
+    mesh_query_sphere_via_erased_func = wpc.failed_definition('mesh_query_sphere_via_erased_func', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def mesh_query_aabb_via_typed_func(mesh_id: sim.uint64, lower: sim.vec3, upper: sim.vec3, hits: sim.array[int]):
+        query = sim.mesh_query_aabb(mesh_id, lower, upper)
+        collect_mesh_aabb_hits(query, hits)
+except Exception as _error:
+    mesh_query_aabb_via_typed_func = wpc.failed_definition('mesh_query_aabb_via_typed_func', _error)
 
 
 def test_mesh_query_sphere_alias_next(test, device):
@@ -588,28 +904,34 @@ def test_mesh_query_erased_func_param(test, device):
     np.testing.assert_array_equal(sim.to_numpy(actual), reference)
 
 
-@sim.kernel
-def mesh_bvh_sphere_hits(mesh_id: sim.uint64, center: sim.vec3, radius: float, hits: sim.array[int]):
-    bvh = sim.mesh_get_bvh(mesh_id)
-    query = sim.bvh_query_sphere(bvh, center, radius)
-    bound = int(0)
-    while sim.bvh_query_next(query, bound):
-        hits[bound] = 1
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def mesh_bvh_sphere_hits(mesh_id: sim.uint64, center: sim.vec3, radius: float, hits: sim.array[int]):
+        bvh = sim.mesh_get_bvh(mesh_id)
+        query = sim.bvh_query_sphere(bvh, center, radius)
+        bound = int(0)
+        while sim.bvh_query_next(query, bound):
+            hits[bound] = 1
+except Exception as _error:
+    mesh_bvh_sphere_hits = wpc.failed_definition('mesh_bvh_sphere_hits', _error)
 
 
-def _random_triangle_mesh(device, rng, num_tris=2000):
-    """Create a mesh of small, randomly placed independent triangles."""
-    centers = rng.random((num_tris, 3)).astype(np.float32) * 8.0
-    verts = (centers[:, None, :] + (rng.random((num_tris, 3, 3)) - 0.5).astype(np.float32) * 0.4).reshape(-1, 3)
-    indices = np.arange(3 * num_tris, dtype=np.int32)
-    m = sim.Mesh(
-        points=sim.array(verts, dtype=sim.vec3, device=device),
-        indices=sim.array(indices, dtype=int, device=device),
-    )
-    tris = verts.reshape(num_tris, 3, 3)
-    lowers = tris.min(axis=1)  # per-triangle AABB == mesh BVH leaf bounds
-    uppers = tris.max(axis=1)
-    return m, tris, lowers, uppers
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def _random_triangle_mesh(device, rng, num_tris=2000):
+        """Create a mesh of small, randomly placed independent triangles."""
+        centers = rng.random((num_tris, 3)).astype(np.float32) * 8.0
+        verts = (centers[:, None, :] + (rng.random((num_tris, 3, 3)) - 0.5).astype(np.float32) * 0.4).reshape(-1, 3)
+        indices = np.arange(3 * num_tris, dtype=np.int32)
+        m = sim.Mesh(
+            points=sim.array(verts, dtype=sim.vec3, device=device),
+            indices=sim.array(indices, dtype=int, device=device),
+        )
+        tris = verts.reshape(num_tris, 3, 3)
+        lowers = tris.min(axis=1)  # per-triangle AABB == mesh BVH leaf bounds
+        uppers = tris.max(axis=1)
+        return m, tris, lowers, uppers
+except Exception as _error:
+    _random_triangle_mesh = wpc.failed_definition('_random_triangle_mesh', _error)
 
 
 def _point_tri_dist2(p, A, B, C):

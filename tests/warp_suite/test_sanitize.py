@@ -34,76 +34,82 @@ from warp_suite import _warp_compat as wpc
 wp_context = wpc.warp_internal('warp._src.context')
 
 
-def _asan_subprocess_env() -> dict:
-    """Environment for a child process that loads an ASan-instrumented Warp.
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def _asan_subprocess_env() -> dict:
+        """Environment for a child process that loads an ASan-instrumented Warp.
 
     The ASan runtime must initialize before any instrumented code runs, and on
     Linux it must be in the process global symbol scope so the JIT can resolve a
     kernel's ``__asan_*`` references (Warp loads ``warp-clang`` ``RTLD_LOCAL``).
     """
-    env = os.environ.copy()
+        env = os.environ.copy()
 
-    # Force the options this test depends on by appending them after any inherited
-    # values. ASan applies the last value for duplicate keys, and preserving the raw
-    # string avoids corrupting option values that contain ':' characters.
-    # detect_leaks=0 keeps the signal scoped to heap-buffer-overflow: LeakSanitizer (on by
-    # default with ASan on Linux) would otherwise flag unrelated process-shutdown leaks from
-    # Python/LLVM/Warp/etc. and fail the clean-exit case. Leak coverage belongs in a
-    # dedicated job with its own suppressions.
-    asan_options = env.get("ASAN_OPTIONS", "")
-    forced_asan_options = "verify_asan_link_order=0:abort_on_error=1:detect_leaks=0"
-    env["ASAN_OPTIONS"] = f"{asan_options}:{forced_asan_options}" if asan_options else forced_asan_options
+        # Force the options this test depends on by appending them after any inherited
+        # values. ASan applies the last value for duplicate keys, and preserving the raw
+        # string avoids corrupting option values that contain ':' characters.
+        # detect_leaks=0 keeps the signal scoped to heap-buffer-overflow: LeakSanitizer (on by
+        # default with ASan on Linux) would otherwise flag unrelated process-shutdown leaks from
+        # Python/LLVM/Warp/etc. and fail the clean-exit case. Leak coverage belongs in a
+        # dedicated job with its own suppressions.
+        asan_options = env.get("ASAN_OPTIONS", "")
+        forced_asan_options = "verify_asan_link_order=0:abort_on_error=1:detect_leaks=0"
+        env["ASAN_OPTIONS"] = f"{asan_options}:{forced_asan_options}" if asan_options else forced_asan_options
 
-    if sys.platform not in ("win32", "darwin") and "LD_PRELOAD" not in env:
-        # Preload the ASan runtime so its __asan_* symbols are globally visible
-        # (RTLD_GLOBAL), which DynamicLibrarySearchGenerator::GetForCurrentProcess
-        # relies on. Try GCC's libasan first, then Clang's compiler-rt runtime.
-        for query in (
-            ["gcc", "-print-file-name=libasan.so"],
-            ["clang", f"-print-file-name=libclang_rt.asan-{os.uname().machine}.so"],
-        ):
-            try:
-                path = subprocess.run(query, capture_output=True, text=True, check=False).stdout.strip()
-            except (OSError, ValueError):
-                path = ""
-            if path and os.path.isabs(path) and os.path.exists(path):
-                env["LD_PRELOAD"] = path
-                break
+        if sys.platform not in ("win32", "darwin") and "LD_PRELOAD" not in env:
+            # Preload the ASan runtime so its __asan_* symbols are globally visible
+            # (RTLD_GLOBAL), which DynamicLibrarySearchGenerator::GetForCurrentProcess
+            # relies on. Try GCC's libasan first, then Clang's compiler-rt runtime.
+            for query in (
+                ["gcc", "-print-file-name=libasan.so"],
+                ["clang", f"-print-file-name=libclang_rt.asan-{os.uname().machine}.so"],
+            ):
+                try:
+                    path = subprocess.run(query, capture_output=True, text=True, check=False).stdout.strip()
+                except (OSError, ValueError):
+                    path = ""
+                if path and os.path.isabs(path) and os.path.exists(path):
+                    env["LD_PRELOAD"] = path
+                    break
 
-    return env
+        return env
+except Exception as _error:
+    _asan_subprocess_env = wpc.failed_definition('_asan_subprocess_env', _error)
 
 
-def _run_in_subprocess(func_name: str, timeout: int = 120):
-    """Run a module-level function of this module in a subprocess.
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def _run_in_subprocess(func_name: str, timeout: int = 120):
+        """Run a module-level function of this module in a subprocess.
 
     Returns ``(returncode, stdout, stderr)``. Mirrors ``test_assert`` but targets
     this module and injects the ASan environment.
     """
-    setup_code = ""
-    if sys.platform == "win32":
-        # These tests intentionally abort subprocesses. Suppress Windows Error
-        # Reporting so systems with LocalDumps enabled do not collect the
-        # expected aborts as false-positive application crash dumps.
-        setup_code = (
-            "import ctypes;"
-            "SEM_FAILCRITICALERRORS=0x0001;"
-            "SEM_NOGPFAULTERRORBOX=0x0002;"
-            "ctypes.windll.kernel32.SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX);"
-        )
+        setup_code = ""
+        if sys.platform == "win32":
+            # These tests intentionally abort subprocesses. Suppress Windows Error
+            # Reporting so systems with LocalDumps enabled do not collect the
+            # expected aborts as false-positive application crash dumps.
+            setup_code = (
+                "import ctypes;"
+                "SEM_FAILCRITICALERRORS=0x0001;"
+                "SEM_NOGPFAULTERRORBOX=0x0002;"
+                "ctypes.windll.kernel32.SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX);"
+            )
 
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            f"{setup_code}import warp.tests.test_sanitize as m; m.{func_name}()",
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=_asan_subprocess_env(),
-    )
-    return result.returncode, result.stdout, result.stderr
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                f"{setup_code}import warp.tests.test_sanitize as m; m.{func_name}()",
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=_asan_subprocess_env(),
+        )
+        return result.returncode, result.stdout, result.stderr
+except Exception as _error:
+    _run_in_subprocess = wpc.failed_definition('_run_in_subprocess', _error)
 
 
 def _assert_aborted(test_case, returncode):

@@ -125,7 +125,10 @@ def test_py_array_ops(test, device, dtype):
         assert_np_equal(sim.to_numpy(s / arr), make_array(5.0, 2.5, 1.666666667), tol=tol)
 
 
-devices = get_test_devices()
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    devices = get_test_devices()
+except Exception as _error:
+    devices = wpc.failed_definition('devices', _error)
 
 
 class TestScalarOps(unittest.TestCase):

@@ -29,36 +29,48 @@ StructFromAnotherModule, = wpc.warp_internal('warp.fem', 'Sample')
 from warp_suite._warp_compat import *
 
 
-@sim.struct
-class Model:
-    dt: float
-    gravity: sim.vec3
-    m: sim.array[float]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class Model:
+        dt: float
+        gravity: sim.vec3
+        m: sim.array[float]
+except Exception as _error:
+    Model = wpc.failed_definition('Model', _error)
 
 
-@sim.struct
-class State:
-    x: sim.array[sim.vec3]
-    v: sim.array[sim.vec3]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class State:
+        x: sim.array[sim.vec3]
+        v: sim.array[sim.vec3]
+except Exception as _error:
+    State = wpc.failed_definition('State', _error)
 
 
-@sim.kernel
-def kernel_step(state_in: State, state_out: State, model: Model):
-    i = sim.tid()
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_step(state_in: State, state_out: State, model: Model):
+        i = sim.tid()
 
-    state_out.v[i] = state_in.v[i] + model.gravity / model.m[i] * model.dt
-    state_out.x[i] = state_in.x[i] + state_out.v[i] * model.dt
+        state_out.v[i] = state_in.v[i] + model.gravity / model.m[i] * model.dt
+        state_out.x[i] = state_in.x[i] + state_out.v[i] * model.dt
+except Exception as _error:
+    kernel_step = wpc.failed_definition('kernel_step', _error)
 
 
-@sim.kernel
-def kernel_step_with_copy(state_in: State, state_out: State, model: Model):
-    i = sim.tid()
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_step_with_copy(state_in: State, state_out: State, model: Model):
+        i = sim.tid()
 
-    model_rescaled = Model(1.0, model.gravity / model.m[i] * model.dt, model.m)
+        model_rescaled = Model(1.0, model.gravity / model.m[i] * model.dt, model.m)
 
-    state_out_copy = State(state_out.x, state_out.v)
-    state_out_copy.v[i] = state_in.v[i] + model_rescaled.gravity
-    state_out_copy.x[i] = state_in.x[i] + state_out_copy.v[i] * model.dt
+        state_out_copy = State(state_out.x, state_out.v)
+        state_out_copy.v[i] = state_in.v[i] + model_rescaled.gravity
+        state_out_copy.x[i] = state_in.x[i] + state_out_copy.v[i] * model.dt
+except Exception as _error:
+    kernel_step_with_copy = wpc.failed_definition('kernel_step_with_copy', _error)
 
 
 def test_step(test, device):
@@ -112,45 +124,66 @@ class Empty:
     pass
 
 
-@sim.kernel
-def test_empty(input: Empty):
-    tid = sim.tid()
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_empty(input: Empty):
+        tid = sim.tid()
+except Exception as _error:
+    test_empty = wpc.failed_definition('test_empty', _error)
 
 
-@sim.struct
-class Uninitialized:
-    data: sim.array[int]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class Uninitialized:
+        data: sim.array[int]
+except Exception as _error:
+    Uninitialized = wpc.failed_definition('Uninitialized', _error)
 
 
-@sim.kernel
-def test_uninitialized(input: Uninitialized):
-    tid = sim.tid()
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_uninitialized(input: Uninitialized):
+        tid = sim.tid()
+except Exception as _error:
+    test_uninitialized = wpc.failed_definition('test_uninitialized', _error)
 
 
-@sim.struct
-class Baz:
-    data: sim.array[int]
-    z: sim.vec3
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class Baz:
+        data: sim.array[int]
+        z: sim.vec3
+except Exception as _error:
+    Baz = wpc.failed_definition('Baz', _error)
 
 
-@sim.struct
-class Bar:
-    baz: Baz
-    y: float
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class Bar:
+        baz: Baz
+        y: float
+except Exception as _error:
+    Bar = wpc.failed_definition('Bar', _error)
 
 
-@sim.struct
-class Foo:
-    bar: Bar
-    x: int
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class Foo:
+        bar: Bar
+        x: int
+except Exception as _error:
+    Foo = wpc.failed_definition('Foo', _error)
 
 
-@sim.kernel
-def kernel_nested_struct(foo: Foo):
-    tid = sim.tid()
-    foo.bar.baz.data[tid] = (
-        foo.bar.baz.data[tid] + foo.x + int(foo.bar.y * 100.0) + int(sim.length_sq(foo.bar.baz.z)) + tid * 2
-    )
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_nested_struct(foo: Foo):
+        tid = sim.tid()
+        foo.bar.baz.data[tid] = (
+            foo.bar.baz.data[tid] + foo.x + int(foo.bar.y * 100.0) + int(sim.length_sq(foo.bar.baz.z)) + tid * 2
+        )
+except Exception as _error:
+    kernel_nested_struct = wpc.failed_definition('kernel_nested_struct', _error)
 
 
 def test_nested_struct(test, device):
@@ -177,25 +210,31 @@ def test_nested_struct(test, device):
     )
 
 
-@sim.struct
-class MatStruct:
-    m: sim.mat44
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class MatStruct:
+        m: sim.mat44
+except Exception as _error:
+    MatStruct = wpc.failed_definition('MatStruct', _error)
 
 
-@sim.kernel
-def kernel_nested_mat(out: sim.array[sim.mat44]):
-    s = MatStruct()
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_nested_mat(out: sim.array[sim.mat44]):
+        s = MatStruct()
 
-    s.m[0, 0] = 2.0
-    s.m[1, 2] = 3.0
-    s.m[2][1] = 5.0
+        s.m[0, 0] = 2.0
+        s.m[1, 2] = 3.0
+        s.m[2][1] = 5.0
 
-    out[0] = s.m
+        out[0] = s.m
 
-    out[0][2, 2] = 6.0
-    out[0][1][1] = 7.0
+        out[0][2, 2] = 6.0
+        out[0][1][1] = 7.0
 
-    out[0][3, 3] = out[0][0][0]
+        out[0][3, 3] = out[0][0][0]
+except Exception as _error:
+    kernel_nested_mat = wpc.failed_definition('kernel_nested_mat', _error)
 
 
 def test_nested_mat(test, device):
@@ -252,42 +291,51 @@ def test_struct_inheritance_error(test, device):
             y: int
 
 
-@sim.kernel
-def test_struct_instantiate(data: sim.array[int]):
-    baz = Baz(data, sim.vec3(0.0, 0.0, 26.0))
-    bar = Bar(baz, 25.0)
-    foo = Foo(bar, 24)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_struct_instantiate(data: sim.array[int]):
+        baz = Baz(data, sim.vec3(0.0, 0.0, 26.0))
+        bar = Bar(baz, 25.0)
+        foo = Foo(bar, 24)
 
-    sim.expect_eq(foo.x, 24)
-    sim.expect_eq(foo.bar.y, 25.0)
-    sim.expect_eq(foo.bar.baz.z[2], 26.0)
-    sim.expect_eq(foo.bar.baz.data[0], 1)
-
-
-@sim.struct
-class MathThings:
-    v1: sim.vec3
-    v2: sim.vec3
-    v3: sim.vec3
-    m1: sim.mat22
-    m2: sim.mat22
-    m3: sim.mat22
-    m4: sim.mat22
-    m5: sim.mat22
-    m6: sim.mat22
+        sim.expect_eq(foo.x, 24)
+        sim.expect_eq(foo.bar.y, 25.0)
+        sim.expect_eq(foo.bar.baz.z[2], 26.0)
+        sim.expect_eq(foo.bar.baz.data[0], 1)
+except Exception as _error:
+    test_struct_instantiate = wpc.failed_definition('test_struct_instantiate', _error)
 
 
-@sim.kernel
-def check_math_conversions(s: MathThings):
-    sim.expect_eq(s.v1, sim.vec3(1.0, 2.0, 3.0))
-    sim.expect_eq(s.v2, sim.vec3(10.0, 20.0, 30.0))
-    sim.expect_eq(s.v3, sim.vec3(100.0, 200.0, 300.0))
-    sim.expect_eq(s.m1, sim.mat22(1.0, 2.0, 3.0, 4.0))
-    sim.expect_eq(s.m2, sim.mat22(10.0, 20.0, 30.0, 40.0))
-    sim.expect_eq(s.m3, sim.mat22(100.0, 200.0, 300.0, 400.0))
-    sim.expect_eq(s.m4, sim.mat22(1.0, 2.0, 3.0, 4.0))
-    sim.expect_eq(s.m5, sim.mat22(10.0, 20.0, 30.0, 40.0))
-    sim.expect_eq(s.m6, sim.mat22(100.0, 200.0, 300.0, 400.0))
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class MathThings:
+        v1: sim.vec3
+        v2: sim.vec3
+        v3: sim.vec3
+        m1: sim.mat22
+        m2: sim.mat22
+        m3: sim.mat22
+        m4: sim.mat22
+        m5: sim.mat22
+        m6: sim.mat22
+except Exception as _error:
+    MathThings = wpc.failed_definition('MathThings', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def check_math_conversions(s: MathThings):
+        sim.expect_eq(s.v1, sim.vec3(1.0, 2.0, 3.0))
+        sim.expect_eq(s.v2, sim.vec3(10.0, 20.0, 30.0))
+        sim.expect_eq(s.v3, sim.vec3(100.0, 200.0, 300.0))
+        sim.expect_eq(s.m1, sim.mat22(1.0, 2.0, 3.0, 4.0))
+        sim.expect_eq(s.m2, sim.mat22(10.0, 20.0, 30.0, 40.0))
+        sim.expect_eq(s.m3, sim.mat22(100.0, 200.0, 300.0, 400.0))
+        sim.expect_eq(s.m4, sim.mat22(1.0, 2.0, 3.0, 4.0))
+        sim.expect_eq(s.m5, sim.mat22(10.0, 20.0, 30.0, 40.0))
+        sim.expect_eq(s.m6, sim.mat22(100.0, 200.0, 300.0, 400.0))
+except Exception as _error:
+    check_math_conversions = wpc.failed_definition('check_math_conversions', _error)
 
 
 def test_struct_math_conversions(test, device):
@@ -309,111 +357,159 @@ def test_struct_math_conversions(test, device):
     sim.launch(check_math_conversions, dim=1, inputs=[s], device=device)
 
 
-@sim.struct
-class TestData:
-    value: sim.int32
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class TestData:
+        value: sim.int32
+except Exception as _error:
+    TestData = wpc.failed_definition('TestData', _error)
 
 
-@sim.func
-def GetTestData(value: sim.int32):
-    return TestData(value * 2)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def GetTestData(value: sim.int32):
+        return TestData(value * 2)
+except Exception as _error:
+    GetTestData = wpc.failed_definition('GetTestData', _error)
 
 
-@sim.kernel
-def test_return_struct(data: sim.array[sim.int32]):
-    tid = sim.tid()
-    data[tid] = GetTestData(tid).value
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_return_struct(data: sim.array[sim.int32]):
+        tid = sim.tid()
+        data[tid] = GetTestData(tid).value
 
-    sim.expect_eq(data[tid], tid * 2)
-
-
-@sim.struct
-class ReturnStruct:
-    a: int
-    b: int
+        sim.expect_eq(data[tid], tid * 2)
+except Exception as _error:
+    test_return_struct = wpc.failed_definition('test_return_struct', _error)
 
 
-@sim.func
-def test_return_func():
-    a = ReturnStruct(1, 2)
-    return a
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class ReturnStruct:
+        a: int
+        b: int
+except Exception as _error:
+    ReturnStruct = wpc.failed_definition('ReturnStruct', _error)
 
 
-@sim.kernel
-def test_return():
-    t = test_return_func()
-    sim.expect_eq(t.a, 1)
-    sim.expect_eq(t.b, 2)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def test_return_func():
+        a = ReturnStruct(1, 2)
+        return a
+except Exception as _error:
+    test_return_func = wpc.failed_definition('test_return_func', _error)
 
 
-@sim.struct
-class DefaultAttribNested:
-    f: float
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_return():
+        t = test_return_func()
+        sim.expect_eq(t.a, 1)
+        sim.expect_eq(t.b, 2)
+except Exception as _error:
+    test_return = wpc.failed_definition('test_return', _error)
 
 
-@sim.struct
-class DefaultAttribStruct:
-    i: int
-    d: sim.float64
-    v: sim.vec3
-    m: sim.mat22
-    a: sim.array[sim.int32]
-    s: DefaultAttribNested
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class DefaultAttribNested:
+        f: float
+except Exception as _error:
+    DefaultAttribNested = wpc.failed_definition('DefaultAttribNested', _error)
 
 
-@sim.func
-def check_default_attributes_func(data: DefaultAttribStruct):
-    sim.expect_eq(data.i, sim.int32(0))
-    sim.expect_eq(data.d, sim.float64(0))
-    sim.expect_eq(data.v, sim.vec3(0.0, 0.0, 0.0))
-    sim.expect_eq(data.m, sim.mat22(0.0, 0.0, 0.0, 0.0))
-    sim.expect_eq(data.a.shape[0], 0)
-    sim.expect_eq(data.s.f, sim.float32(0.0))
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class DefaultAttribStruct:
+        i: int
+        d: sim.float64
+        v: sim.vec3
+        m: sim.mat22
+        a: sim.array[sim.int32]
+        s: DefaultAttribNested
+except Exception as _error:
+    DefaultAttribStruct = wpc.failed_definition('DefaultAttribStruct', _error)
 
 
-@sim.kernel
-def check_default_attributes_kernel(data: DefaultAttribStruct):
-    check_default_attributes_func(data)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def check_default_attributes_func(data: DefaultAttribStruct):
+        sim.expect_eq(data.i, sim.int32(0))
+        sim.expect_eq(data.d, sim.float64(0))
+        sim.expect_eq(data.v, sim.vec3(0.0, 0.0, 0.0))
+        sim.expect_eq(data.m, sim.mat22(0.0, 0.0, 0.0, 0.0))
+        sim.expect_eq(data.a.shape[0], 0)
+        sim.expect_eq(data.s.f, sim.float32(0.0))
+except Exception as _error:
+    check_default_attributes_func = wpc.failed_definition('check_default_attributes_func', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def check_default_attributes_kernel(data: DefaultAttribStruct):
+        check_default_attributes_func(data)
+except Exception as _error:
+    check_default_attributes_kernel = wpc.failed_definition('check_default_attributes_kernel', _error)
 
 
 # check structs default initialized in kernels correctly
-@sim.kernel
-def test_struct_default_attributes_kernel():
-    s = DefaultAttribStruct()
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_struct_default_attributes_kernel():
+        s = DefaultAttribStruct()
 
-    check_default_attributes_func(s)
-
-
-@sim.struct
-class MutableStruct:
-    param1: int
-    param2: float
+        check_default_attributes_func(s)
+except Exception as _error:
+    test_struct_default_attributes_kernel = wpc.failed_definition('test_struct_default_attributes_kernel', _error)
 
 
-@sim.kernel
-def test_struct_mutate_attributes_kernel():
-    t = MutableStruct()
-    t.param1 = 1
-    t.param2 = 1.1
-
-    sim.expect_eq(t.param1, 1)
-    sim.expect_eq(t.param2, 1.1)
-
-
-@sim.struct
-class InnerStruct:
-    i: int
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class MutableStruct:
+        param1: int
+        param2: float
+except Exception as _error:
+    MutableStruct = wpc.failed_definition('MutableStruct', _error)
 
 
-@sim.struct
-class ArrayStruct:
-    array: sim.array[InnerStruct]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_struct_mutate_attributes_kernel():
+        t = MutableStruct()
+        t.param1 = 1
+        t.param2 = 1.1
+
+        sim.expect_eq(t.param1, 1)
+        sim.expect_eq(t.param2, 1.1)
+except Exception as _error:
+    test_struct_mutate_attributes_kernel = wpc.failed_definition('test_struct_mutate_attributes_kernel', _error)
 
 
-@sim.kernel
-def struct2_reader(test: ArrayStruct):
-    k = sim.tid()
-    sim.expect_eq(k + 1, test.array[k].i)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class InnerStruct:
+        i: int
+except Exception as _error:
+    InnerStruct = wpc.failed_definition('InnerStruct', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class ArrayStruct:
+        array: sim.array[InnerStruct]
+except Exception as _error:
+    ArrayStruct = wpc.failed_definition('ArrayStruct', _error)
+
+
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def struct2_reader(test: ArrayStruct):
+        k = sim.tid()
+        sim.expect_eq(k + 1, test.array[k].i)
+except Exception as _error:
+    struct2_reader = wpc.failed_definition('struct2_reader', _error)
 
 
 def test_nested_array_struct(test, device):
@@ -429,20 +525,29 @@ def test_nested_array_struct(test, device):
     sim.launch(struct2_reader, dim=2, inputs=[struct], device=device)
 
 
-@sim.struct
-class VecStruct:
-    value: sim.vec3
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class VecStruct:
+        value: sim.vec3
+except Exception as _error:
+    VecStruct = wpc.failed_definition('VecStruct', _error)
 
 
-@sim.struct
-class Bar2:
-    z: sim.array[float]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class Bar2:
+        z: sim.array[float]
+except Exception as _error:
+    Bar2 = wpc.failed_definition('Bar2', _error)
 
 
-@sim.struct
-class Foo2:
-    x: sim.array[float]
-    y: Bar2
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class Foo2:
+        x: sim.array[float]
+        y: Bar2
+except Exception as _error:
+    Foo2 = wpc.failed_definition('Foo2', _error)
 
 
 def test_convert_to_device(test, device):
@@ -585,25 +690,37 @@ def test_nested_empty_struct(test, device):
         wpc.synchronize_device()
 
 
-@sim.struct
-class DependentModuleImport_A:
-    s: StructFromAnotherModule
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class DependentModuleImport_A:
+        s: StructFromAnotherModule
+except Exception as _error:
+    DependentModuleImport_A = wpc.failed_definition('DependentModuleImport_A', _error)
 
 
-@sim.struct
-class DependentModuleImport_B:
-    s: StructFromAnotherModule
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class DependentModuleImport_B:
+        s: StructFromAnotherModule
+except Exception as _error:
+    DependentModuleImport_B = wpc.failed_definition('DependentModuleImport_B', _error)
 
 
-@sim.struct
-class DependentModuleImport_C:
-    a: DependentModuleImport_A
-    b: DependentModuleImport_B
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class DependentModuleImport_C:
+        a: DependentModuleImport_A
+        b: DependentModuleImport_B
+except Exception as _error:
+    DependentModuleImport_C = wpc.failed_definition('DependentModuleImport_C', _error)
 
 
-@sim.kernel
-def test_dependent_module_import(c: DependentModuleImport_C):
-    sim.tid()  # nop, we're just testing codegen
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_dependent_module_import(c: DependentModuleImport_C):
+        sim.tid()  # nop, we're just testing codegen
+except Exception as _error:
+    test_dependent_module_import = wpc.failed_definition('test_dependent_module_import', _error)
 
 
 def test_struct_array_hash(test, device):
@@ -653,17 +770,23 @@ def test_struct_array_hash(test, device):
 
 
 # Tests for garbage collection behavior with arrays in structs
-@sim.struct
-class StructWithArray:
-    data: sim.array[float]
-    some_value: int
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class StructWithArray:
+        data: sim.array[float]
+        some_value: int
+except Exception as _error:
+    StructWithArray = wpc.failed_definition('StructWithArray', _error)
 
 
-@sim.kernel
-def access_array_kernel(s: StructWithArray, out: sim.array[float]):
-    # This kernel is used to verify data integrity by reading the first element.
-    # Assumes s.data has at least 1 element for this test.
-    out[0] = s.data[0]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def access_array_kernel(s: StructWithArray, out: sim.array[float]):
+        # This kernel is used to verify data integrity by reading the first element.
+        # Assumes s.data has at least 1 element for this test.
+        out[0] = s.data[0]
+except Exception as _error:
+    access_array_kernel = wpc.failed_definition('access_array_kernel', _error)
 
 
 compute_loss_from_struct_array_kernel = wpc.out_of_scope_definition('compute_loss_from_struct_array_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
@@ -742,7 +865,7 @@ class TestStruct(unittest.TestCase):
         class ScalarStruct:
             u8: sim.uint8
             i32: sim.int32
-            f16: sim.float16
+            f16: wpc.out_of_scope_type('float16')
             f32: sim.float32
             f64: sim.float64
 
@@ -751,7 +874,7 @@ class TestStruct(unittest.TestCase):
         # Default-initialized fields should already have the correct Warp type.
         self.assertIsInstance(s.u8, sim.uint8)
         self.assertIsInstance(s.i32, sim.int32)
-        self.assertIsInstance(s.f16, sim.float16)
+        self.assertIsInstance(s.f16, wpc.out_of_scope_type('float16'))
         self.assertIsInstance(s.f32, sim.float32)
         self.assertIsInstance(s.f64, sim.float64)
 
@@ -759,13 +882,13 @@ class TestStruct(unittest.TestCase):
         # not decayed to int/float.
         s.u8 = sim.uint8(1)
         s.i32 = sim.int32(-7)
-        s.f16 = sim.float16(3.14)
+        s.f16 = wpc.out_of_scope_type('float16')(3.14)
         s.f32 = sim.float32(3.14)
         s.f64 = sim.float64(2.718)
 
         self.assertIsInstance(s.u8, sim.uint8)
         self.assertIsInstance(s.i32, sim.int32)
-        self.assertIsInstance(s.f16, sim.float16)
+        self.assertIsInstance(s.f16, wpc.out_of_scope_type('float16'))
         self.assertIsInstance(s.f32, sim.float32)
         self.assertIsInstance(s.f64, sim.float64)
 
@@ -936,15 +1059,21 @@ devices = get_test_devices()
 
 add_function_test(TestStruct, "test_step", test_step, devices=devices)
 add_function_test(TestStruct, "test_step_grad", test_step_grad, devices=devices)
-add_kernel_test(TestStruct, kernel=test_empty, name="test_empty", dim=1, inputs=[Empty()], devices=devices)
-add_kernel_test(
-    TestStruct,
-    kernel=test_uninitialized,
-    name="test_uninitialized",
-    dim=1,
-    inputs=[Uninitialized()],
-    devices=devices,
-)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    add_kernel_test(TestStruct, kernel=test_empty, name="test_empty", dim=1, inputs=[Empty()], devices=devices)
+except Exception as _error:
+    wpc.failed_registration(TestStruct, 'test_empty', devices, _error)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    add_kernel_test(
+        TestStruct,
+        kernel=test_uninitialized,
+        name="test_uninitialized",
+        dim=1,
+        inputs=[Uninitialized()],
+        devices=devices,
+    )
+except Exception as _error:
+    wpc.failed_registration(TestStruct, 'test_uninitialized', devices, _error)
 add_kernel_test(TestStruct, kernel=test_return, name="test_return", dim=1, inputs=[], devices=devices)
 add_function_test(TestStruct, "test_nested_struct", test_nested_struct, devices=devices)
 add_function_test(TestStruct, "test_nested_mat", test_nested_mat, devices=devices)
@@ -991,14 +1120,17 @@ for device in devices:
         inputs_factory=lambda selected_device: [sim.zeros(10, dtype=int, device=selected_device)],
     )
 
-add_kernel_test(
-    TestStruct,
-    kernel=test_dependent_module_import,
-    name="test_dependent_module_import",
-    dim=1,
-    inputs=[DependentModuleImport_C()],
-    devices=devices,
-)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    add_kernel_test(
+        TestStruct,
+        kernel=test_dependent_module_import,
+        name="test_dependent_module_import",
+        dim=1,
+        inputs=[DependentModuleImport_C()],
+        devices=devices,
+    )
+except Exception as _error:
+    wpc.failed_registration(TestStruct, 'test_dependent_module_import', devices, _error)
 
 add_function_test(TestStruct, "test_struct_array_hash", test_struct_array_hash, devices=None)
 add_function_test(

@@ -28,10 +28,13 @@ ARRAY_TYPE_FABRIC, ARRAY_TYPE_FABRIC_INDEXED, ARRAY_TYPE_INDEXED, ARRAY_TYPE_REG
 from warp_suite._warp_compat import add_function_test, get_test_devices
 
 
-@sim.kernel
-def add_kernel(a: sim.array[float], b: sim.array[float], c: sim.array[float]):
-    i = sim.tid()
-    c[i] = a[i] + b[i]
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def add_kernel(a: sim.array[float], b: sim.array[float], c: sim.array[float]):
+        i = sim.tid()
+        c[i] = a[i] + b[i]
+except Exception as _error:
+    add_kernel = wpc.failed_definition('add_kernel', _error)
 
 
 def test_subscript_kernel_actually_runs(test, device):
@@ -45,13 +48,16 @@ def test_subscript_kernel_actually_runs(test, device):
     test.assertEqual(sim.to_numpy(c)[0], 3.0)
 
 
-@sim.kernel
-def vector_kernel(
-    positions: sim.array[Vector[sim.float32, Literal[3]]],
-    output: sim.array[float],
-):
-    i = sim.tid()
-    output[i] = sim.length(positions[i])
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def vector_kernel(
+        positions: sim.array[Vector[sim.float32, Literal[3]]],
+        output: sim.array[float],
+    ):
+        i = sim.tid()
+        output[i] = sim.length(positions[i])
+except Exception as _error:
+    vector_kernel = wpc.failed_definition('vector_kernel', _error)
 
 
 def test_subscript_kernel_with_vectors(test, device):
@@ -113,10 +119,13 @@ def test_subscript_generic_kernel(test, device):
     np.testing.assert_allclose(sim.to_numpy(x64), [2.0, 4.0, 6.0, 8.0, 10.0])
 
 
-@sim.kernel
-def indexed_add(a: sim.indexedarray[float], b: sim.array[float]):
-    i = sim.tid()
-    b[i] = a[i] + 1.0
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def indexed_add(a: sim.indexedarray[float], b: sim.array[float]):
+        i = sim.tid()
+        b[i] = a[i] + 1.0
+except Exception as _error:
+    indexed_add = wpc.failed_definition('indexed_add', _error)
 
 
 def test_subscript_indexedarray_kernel(test, device):
@@ -157,9 +166,12 @@ def test_subscript_dtype_mismatch(test, device):
         sim.launch(add_kernel, dim=n, inputs=[a_int, b_float, c_float], device=device)
 
 
-@sim.kernel
-def kernel_2d(a: sim.array2d[float]):
-    pass
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_2d(a: sim.array2d[float]):
+        pass
+except Exception as _error:
+    kernel_2d = wpc.failed_definition('kernel_2d', _error)
 
 
 def test_subscript_ndim_mismatch(test, device):
@@ -565,8 +577,8 @@ class TestSubscriptTypes(unittest.TestCase):
         self.assertNotIn("<class", r)
 
         # Exotic quaternion/transform dtypes must not leak the internal name
-        self.assertNotIn("quat_t", repr(sim.array[sim.types.quaternion(dtype=sim.float16)]))
-        self.assertNotIn("transform_t", repr(sim.array[sim.types.transformation(dtype=sim.float16)]))
+        self.assertNotIn("quat_t", repr(sim.array[sim.types.quaternion(dtype=wpc.out_of_scope_type('float16'))]))
+        self.assertNotIn("transform_t", repr(sim.array[sim.types.transformation(dtype=wpc.out_of_scope_type('float16'))]))
 
         # Struct dtype uses struct key, no sim. prefix
         @sim.struct

@@ -161,7 +161,7 @@ def test_vector(test, device, dtype):
     v = vec3_cls(2, 4, 6)
     # bfloat16 does not have named vector/matrix types yet, so Python-side
     # operator dispatch (pos, neg, add, etc.) is not available.
-    if dtype is not sim.bfloat16:
+    if dtype is not wpc.out_of_scope_type('bfloat16'):
         test.assertSequenceEqual(+v, make_vec(2, 4, 6))
         test.assertSequenceEqual(-v, make_vec(-2, -4, -6))
         test.assertSequenceEqual(v + vec3_cls(1, 1, 1), make_vec(3, 5, 7))
@@ -263,7 +263,7 @@ class TestTypes(unittest.TestCase):
         const = sim.constant(True)
         self.assertEqual(const, True)
 
-        const = sim.constant(sim.float16(1.25))
+        const = sim.constant(wpc.out_of_scope_type('float16')(1.25))
         self.assertEqual(const.value, 1.25)
 
         const = sim.constant(sim.int16(123))
@@ -283,9 +283,9 @@ class TestTypes(unittest.TestCase):
         v[2] = np.int8(3)
         self.assertEqual(v, (1, 2, 3))
 
-        v = sim.vec3h()
+        v = wpc.out_of_scope_type('vec3h')()
         v[0] = 1.0
-        v[1] = sim.float16(2.0)
+        v[1] = wpc.out_of_scope_type('float16')(2.0)
         v[2] = np.float16(3.0)
         self.assertEqual(v, (1.0, 2.0, 3.0))
 
@@ -295,14 +295,14 @@ class TestTypes(unittest.TestCase):
         try:
             sim.config.legacy_scalar_return_types = True
 
-            vec3h = sim.types.vector(3, sim.float16)
+            vec3h = sim.types.vector(3, wpc.out_of_scope_type('float16'))
             vec3d = sim.types.vector(3, sim.float64)
             vec3s = sim.types.vector(3, sim.int16)
             self.assertIsInstance(vec3h(1.0, 2.0, 3.0)[0], float)
             self.assertIsInstance(vec3d(1.0, 2.0, 3.0)[0], float)
             self.assertIsInstance(vec3s(1, 2, 3)[0], int)
 
-            mat22h = sim.types.matrix((2, 2), sim.float16)
+            mat22h = sim.types.matrix((2, 2), wpc.out_of_scope_type('float16'))
             mat22d = sim.types.matrix((2, 2), sim.float64)
             mat22s = sim.types.matrix((2, 2), sim.int16)
             self.assertIsInstance(mat22h(1, 2, 3, 4)[0, 0], float)
@@ -334,7 +334,7 @@ class TestTypes(unittest.TestCase):
 
     def test_vector_error_invalid_set_item_value(self):
         v1 = sim.vec3i(1, 2, 3)
-        v2 = sim.vec3h(1, 2, 3)
+        v2 = wpc.out_of_scope_type('vec3h')(1, 2, 3)
 
         with self.assertRaisesRegex(TypeError, r"Expected to assign a `int32` value but got `str` instead"):
             v1[0] = "123.0"
@@ -473,7 +473,7 @@ class TestTypes(unittest.TestCase):
             m = mat22_cls(2, 4, 6, 8)
             # bfloat16 does not have named vector/matrix types yet, so
             # Python-side operator dispatch (pos, neg, add, etc.) is not available.
-            if dtype is not sim.bfloat16:
+            if dtype is not wpc.out_of_scope_type('bfloat16'):
                 self.assertSequenceEqual(+m, make_mat((2, 4), (6, 8)))
                 self.assertSequenceEqual(-m, make_mat((-2, -4), (-6, -8)))
                 self.assertSequenceEqual(m + mat22_cls(1, 1, 1, 1), make_mat((3, 5), (7, 9)))
@@ -483,7 +483,7 @@ class TestTypes(unittest.TestCase):
                 self.assertSequenceEqual(m / dtype(2), make_mat((1, 2), (3, 4)))
                 self.assertSequenceEqual(dtype(24) / m, make_mat((12, 6), (4, 3)))
 
-            if dtype is not sim.bfloat16:
+            if dtype is not wpc.out_of_scope_type('bfloat16'):
                 self.assertSequenceEqual(m * vec2_cls(1, 2), make_vec(10, 22))
                 self.assertSequenceEqual(m @ vec2_cls(1, 2), make_vec(10, 22))
                 self.assertSequenceEqual(vec2_cls(1, 2) * m, make_vec(14, 20))
@@ -552,7 +552,7 @@ class TestTypes(unittest.TestCase):
             m[0, 1, 2] = (0, 0)
 
     def test_matrix_error_invalid_set_item_value(self):
-        m = sim.mat22h(1, 2, 3, 4)
+        m = wpc.out_of_scope_type('mat22h')(1, 2, 3, 4)
 
         with self.assertRaisesRegex(TypeError, r"Expected to assign a `float16` value but got `str` instead"):
             m[0, 0] = "123.0"
@@ -573,7 +573,7 @@ class TestTypes(unittest.TestCase):
             self.assertEqual(wpc.dtype_from_numpy(np_type), warp_type)
             self.assertEqual(wpc.dtype_from_numpy(np.dtype(np_type)), warp_type)
 
-        test_conversions(np.float16, sim.float16)
+        test_conversions(np.float16, wpc.out_of_scope_type('float16'))
         test_conversions(np.float32, sim.float32)
         test_conversions(np.float64, sim.float64)
         test_conversions(np.int8, sim.int8)
@@ -592,7 +592,7 @@ class TestTypes(unittest.TestCase):
         def test_conversions(warp_type, np_type):
             self.assertEqual(wpc.dtype_to_numpy(warp_type), np_type)
 
-        test_conversions(sim.float16, np.float16)
+        test_conversions(wpc.out_of_scope_type('float16'), np.float16)
         test_conversions(sim.float32, np.float32)
         test_conversions(sim.float64, np.float64)
         test_conversions(sim.int8, np.int8)
@@ -614,11 +614,11 @@ class TestTypes(unittest.TestCase):
                 self.assertFalse(hasattr(warp_type, "dtype"))
                 self.assertFalse(hasattr(warp_type(1), "dtype"))
 
-        for unsupported_type in (scalar_base, int_base, float_base, sim.bfloat16, sim.vec3, sim.mat33):
+        for unsupported_type in (scalar_base, int_base, float_base, wpc.out_of_scope_type('bfloat16'), sim.vec3, sim.mat33):
             with self.subTest(unsupported_type=unsupported_type.__name__):
                 self.assertFalse(hasattr(unsupported_type, "__numpy_dtype__"))
-        self.assertEqual(np.dtype(sim.bfloat16), np.dtype(object))
-        self.assertIs(wpc.dtype_to_numpy(sim.bfloat16), np.uint16)
+        self.assertEqual(np.dtype(wpc.out_of_scope_type('bfloat16')), np.dtype(object))
+        self.assertIs(wpc.dtype_to_numpy(wpc.out_of_scope_type('bfloat16')), np.uint16)
 
     @unittest.skipIf(NUMPY_DTYPE_PROTOCOL_SUPPORTED, "Legacy dtype fallback only applies before NumPy 2.4")
     def test_numpy_dtype_legacy_fallback(self):

@@ -1,0 +1,54 @@
+"""The frame loop the physics demos share (``cloth``, ``softbody``): collide once a
+frame, then ``substeps`` steps of the solver (``solver.step_frame``: on the CPU a small
+model's frame replays one captured graph)."""
+
+import numpy as np
+
+import numba_sim as sim
+
+
+class PhysicsDemo:
+    """``step()`` advances one frame of ``model`` with ``solver``; ``positions()`` are its
+    particles (NumPy)."""
+
+    title = "physics demo"
+    fps = 60.0
+
+    def __init__(self, model, solver, substeps):
+        self.model, self.solver, self.substeps = model, solver, substeps
+        self.frame_dt = 1.0 / self.fps
+        self.sim_time = 0.0
+        self.states = [model.state(), model.state()]
+        self.contacts = model.contacts()
+
+    def step(self):
+        s0, s1 = self.states
+        self.model.collide(s0, self.contacts)
+        last = self.solver.step_frame(s0, s1, None, self.contacts, self.frame_dt / self.substeps,
+                                      self.substeps)
+        self.states = [s0, s1] if last is s0 else [s1, s0]
+        self.sim_time += self.frame_dt
+
+    def positions(self):
+        """A copy of the particle positions (a recorded frame must not change with the next
+        step)."""
+        return np.array(sim.to_numpy(self.states[0].particle_q))
+
+    def triangles(self):
+        """The surface to draw: the cloth's triangles and the soft bodies' outer faces (the
+        faces of one tetrahedron only), as (m, 3) particle indices."""
+        parts = []
+        if self.model.tri_count:
+            parts.append(sim.to_numpy(self.model.tri_indices))
+        if self.model.tet_count:
+            parts.append(boundary_faces(sim.to_numpy(self.model.tet_indices)))
+        return np.concatenate(parts) if parts else None
+
+
+def boundary_faces(tets):
+    """The faces of the tetrahedra *tets* ((n, 4)) that belong to one tetrahedron only."""
+    faces = np.concatenate([tets[:, [0, 1, 2]], tets[:, [0, 1, 3]], tets[:, [0, 2, 3]],
+                            tets[:, [1, 2, 3]]])
+    _, index, counts = np.unique(np.sort(faces, axis=1), axis=0, return_index=True,
+                                 return_counts=True)
+    return faces[np.sort(index[counts == 1])]
