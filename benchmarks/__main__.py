@@ -84,8 +84,11 @@ def run_one(name, quick):
             return head, f"failed (exit {done.returncode}):\n\n```\n{done.stderr[-3000:]}\n```"
         if tables and os.path.exists(out):
             with open(out) as f:
-                return head, json.load(f)
-        return head, "```\n" + done.stdout.strip() + "\n```"
+                data = json.load(f)
+            if isinstance(data, list) and all(isinstance(t, dict) and "columns" in t
+                                              for t in data):
+                return head, data
+        return head, "```\n" + done.stdout.strip() + "\n```"  # its printed tables
 
 
 def page(results, quick):
