@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 import time
+import typing
 
 import numba
 import numpy as np
@@ -88,8 +89,29 @@ def cache_clear():
     print(f"removed {removed} files from {native.cache_dir()}")
 
 
-DEFAULT_FRAMES = {"particles": 120, "dem": 36, "sph": 2, "cloth": 90, "softbody": 90}
-"""Frames each demo runs by default (the DEM default finishes within 2 minutes on 2 cores)."""
+class DemoDefaults(typing.NamedTuple):
+    """What ``numba-sim run NAME`` does when it is not told otherwise."""
+
+    frames: int
+    extension: str
+    options: dict  # keyword arguments of the demo's Example
+
+
+DEMO_DEFAULTS = {
+    "particles": DemoDefaults(120, "gif", {}),
+    "dem": DemoDefaults(36, "png", {}),  # finishes within 2 minutes on 2 cores
+    # Warp's smoothing length 0.8 makes 62,500 particles at about 3 s a frame; at 2.0 the 4,000
+    # particles of the same column collapse across the box in 120 frames (about 15 s on 2 cores).
+    "sph": DemoDefaults(120, "gif", {"smoothing_length": 2.0}),
+    "cloth": DemoDefaults(90, "png", {}),
+    "softbody": DemoDefaults(90, "png", {}),
+}
+"""Each demo's default frames, output file type and Example options."""
+
+
+def _default_out(name, frames):
+    extension = DEMO_DEFAULTS[name].extension
+    return f"{name}.{'png' if frames == 1 else extension}"
 
 
 def run(name, device, frames, out):
@@ -99,11 +121,12 @@ def run(name, device, frames, out):
         raise SystemExit("numba-sim run needs tqdm and matplotlib: "
                          "pip install 'numba-sim[examples]'") from None
     example_class = examples.load(name)
-    frames = DEFAULT_FRAMES.get(name, 10) if frames is None else frames
-    out = out or f"{name}.{'gif' if frames > 1 and name == 'particles' else 'png'}"
+    defaults = DEMO_DEFAULTS[name]
+    frames = defaults.frames if frames is None else frames
+    out = out or _default_out(name, frames)
     animate = out.lower().endswith(".gif")
     start = time.perf_counter()
-    example = example_class(device=device)
+    example = example_class(device=device, **defaults.options)
     recorded = [example.positions()] if animate else []
     step_times = []
     for _ in tqdm(range(frames), desc=f"{name} on {device}", unit="frame"):
@@ -130,10 +153,10 @@ def run(name, device, frames, out):
 def _demo_defaults():
     """The ``run --help`` epilog: each demo's default frames and output file."""
     lines = ["demos (default frames, default output):"]
-    for name in examples.EXAMPLES:
-        frames = DEFAULT_FRAMES.get(name, 10)
-        lines.append(f"  {name:10s} {frames:4d} frames, "
-                     f"{name}.{'gif' if frames > 1 and name == 'particles' else 'png'}")
+    for name, defaults in DEMO_DEFAULTS.items():
+        options = "".join(f", {key}={value}" for key, value in defaults.options.items())
+        lines.append(f"  {name:10s} {defaults.frames:4d} frames, "
+                     f"{_default_out(name, defaults.frames)}{options}")
     return "\n".join(lines)
 
 
@@ -174,7 +197,7 @@ def main(argv=None):
                             help="frames to simulate (default: the demo's, below)")
     run_parser.add_argument("--out", default=None,
                             help="output file: .png picture or .gif animation "
-                                 "(default: NAME.png, particles.gif)")
+                                 "(default: below)")
     commands.add_parser("info", help="versions, threading, CUDA devices and the cache")
     cache_parser = commands.add_parser("cache", help="manage the compilation cache")
     cache_parser.add_argument("action", choices=["clear"])

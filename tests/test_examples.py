@@ -10,6 +10,7 @@ import pytest
 
 import numba_sim as sim
 from numba_sim import __main__ as numba_main
+from numba_sim import examples
 from numba_sim.examples import dem, particles, sph
 
 
@@ -212,5 +213,34 @@ def test_run_help_shows_each_demos_defaults():
     result = subprocess.run([sys.executable, "-m", "numba_sim", "run", "--help"],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0
-    for name, frames in numba_main.DEFAULT_FRAMES.items():
-        assert f"{name:10s} {frames:4d} frames" in result.stdout
+    assert set(numba_main.DEMO_DEFAULTS) == set(examples.EXAMPLES)
+    for name, defaults in numba_main.DEMO_DEFAULTS.items():
+        assert f"{name:10s} {defaults.frames:4d} frames" in result.stdout
+
+
+def test_the_default_sph_run_visibly_moves(tmp_path):
+    """The fluid column of ``numba-sim run sph`` (its default settings) collapses on screen:
+    40 of its 120 default frames already spread the column and move a good part of the GIF."""
+    from PIL import Image
+
+    settings = numba_main.DEMO_DEFAULTS["sph"]
+    assert settings.extension == "gif" and settings.frames >= 100
+    example = sph.Example(**settings.options)
+    start = example.positions()
+    for _ in range(40):
+        example.step()
+    end = example.positions()
+    assert np.isfinite(end).all()
+    width_start, width_end = np.ptp(start[:, 0]), np.ptp(end[:, 0])
+    assert width_end > 1.3 * width_start  # the column spreads along the floor ...
+    assert end[:, 1].mean() < start[:, 1].mean() - 1.0  # ... as it falls
+
+    out = numba_main.run("sph", "cpu", 40, str(tmp_path / "sph.gif"))
+    with Image.open(out) as gif:
+        frames = []
+        for index in range(gif.n_frames):
+            gif.seek(index)
+            frames.append(np.asarray(gif.convert("L"), dtype=np.int16))
+    assert len(frames) == 41
+    changed = np.mean(np.abs(frames[-1] - frames[0]) > 16)
+    assert changed > 0.01, changed  # a share of all pixels, the empty background included
