@@ -85,15 +85,26 @@ struct Bvh {
     const int32* group_roots;
 };
 
-enum BvhQueryKind { BVH_QUERY_AABB = 0, BVH_QUERY_RAY = 1 };
+// A query's kind, kept in its state (q.kind) for the kind-erased traversal
+// (sim_box_query_next_dynamic); BVH_QUERY_MESH_SPHERE is mesh.h's sphere query.
+enum BvhQueryKind {
+    BVH_QUERY_AABB = 0,
+    BVH_QUERY_RAY = 1,
+    BVH_QUERY_SPHERE = 2,
+    BVH_QUERY_MESH_SPHERE = 3,
+    BVH_QUERY_CAPSULE = 4
+};
 
 // The state of one traversal, on the caller's stack. AABB queries keep the
-// box in a / b; ray queries the start in a, the direction's reciprocal in b.
-// Private to this file: numba_sim only reserves its size.
+// box in a / b; ray and capsule queries the start in a, the direction's
+// reciprocal in b; spheres the centre in a, radius^2 in b[0]. `c` holds a
+// capsule's radius and the bound on the ray parameter of rays and capsules
+// (Warp's max_dist). Private to this file: numba_sim only reserves its size.
 struct BvhQuery {
     const Bvh* bvh;
     float a[3];
     float b[3];
+    float c[2];
     int32 count;     // entries on the stack
     int32 prim_cur;  // the leaf being enumerated: positions [prim_cur, prim_end)
     int32 prim_end;
@@ -103,7 +114,7 @@ struct BvhQuery {
 
 static_assert(sizeof(BvhNode) == 32, "BvhNode layout changed: update numba_sim");
 static_assert(sizeof(Bvh) == 96, "Bvh layout changed: update numba_sim");
-static_assert(sizeof(BvhQuery) == 176, "BvhQuery layout changed: update numba_sim");
+static_assert(sizeof(BvhQuery) == 184, "BvhQuery layout changed: update numba_sim");
 
 SIM_FUNC bool bvh_is_leaf(const BvhNode& node) { return node.left < 0; }
 SIM_FUNC int32 bvh_leaf_begin(const BvhNode& node) { return node.left & 0x7fffffff; }
@@ -162,12 +173,40 @@ SIM_FUNC bool ray_box(const float* start, const float* inv_dir, const float* low
 // ---------------------------------------------------------------------------
 // Queries
 
+// Whether the closed box is within sqrt(radius_sq) of `center` (the squared
+// distance from the centre to the box, 0 inside it; tangent contact counts).
+SIM_FUNC bool sphere_box(const float* center, float radius_sq, const float* lower,
+                         const float* upper) {
+    float distance_sq = 0.0f;
+    for (int k = 0; k < 3; ++k) {
+        if (center[k] < lower[k]) {
+            const float d = lower[k] - center[k];
+            distance_sq += d * d;
+        } else if (center[k] > upper[k]) {
+            const float d = center[k] - upper[k];
+            distance_sq += d * d;
+        }
+    }
+    return distance_sq <= radius_sq;
+}
+
+// The box test of a query kind: a and b are (lower, upper) for AABB queries,
+// (start, 1 / dir) for rays and capsules, (centre, {radius^2, 0, 0}) for
+// spheres; c = {capsule radius, max_dist}. A ray meets a box entered before
+// max_dist (Warp's half-open bound); a capsule (Warp's conservative sweep) a
+// box grown by its radius entered at max_dist at the latest.
 template <int KIND>
-SIM_FUNC bool bvh_query_test(const float* a, const float* b, const float* lower,
+SIM_FUNC bool bvh_query_test(const float* a, const float* b, const float* c, const float* lower,
                              const float* upper) {
     if (KIND == BVH_QUERY_AABB) return box_overlap(lower, upper, a, b);
+    if (KIND == BVH_QUERY_SPHERE) return sphere_box(a, b[0], lower, upper);
     float t;
-    return ray_box(a, b, lower, upper, t);
+    if (KIND == BVH_QUERY_CAPSULE) {
+        const float grown_lower[3] = {lower[0] - c[0], lower[1] - c[0], lower[2] - c[0]};
+        const float grown_upper[3] = {upper[0] + c[0], upper[1] + c[0], upper[2] + c[0]};
+        return ray_box(a, b, grown_lower, grown_upper, t) && !(t > c[1]);
+    }
+    return ray_box(a, b, lower, upper, t) && !(t >= c[1]);
 }
 
 // The root of group `group`'s subtree (Warp's bvh_get_group_root), or -1
@@ -193,6 +232,8 @@ SIM_FUNC int32 bvh_group_root(const Bvh* bvh, int32 group) {
 template <int KIND>
 SIM_FUNC void bvh_query_start(BvhQuery& q, const Bvh* bvh, bool valid, int32 root) {
     q.bvh = bvh;
+    if (KIND != BVH_QUERY_CAPSULE) q.c[0] = 0.0f;  // (a capsule's radius is set)
+    q.c[1] = inf_f();  // max_dist (bvh_query_set_max_dist)
     q.prim_cur = 0;
     q.prim_end = 0;
     q.count = 0;
@@ -200,7 +241,7 @@ SIM_FUNC void bvh_query_start(BvhQuery& q, const Bvh* bvh, bool valid, int32 roo
         const int32 start = root < 0 ? bvh->root : root;
         if (start >= 2 * (int64)bvh->num_items) return;
         const BvhNode& node = bvh->nodes[start];
-        if (bvh_query_test<KIND>(q.a, q.b, node.lower, node.upper)) {
+        if (bvh_query_test<KIND>(q.a, q.b, q.c, node.lower, node.upper)) {
             q.stack[0] = start;
             q.count = 1;
         }
@@ -229,6 +270,57 @@ SIM_FUNC void bvh_query_ray_begin(BvhQuery& q, const Bvh* bvh, vec3f start, vec3
     bvh_query_start<BVH_QUERY_RAY>(q, bvh, valid, root);
 }
 
+// Items whose box is within `radius` of `center` (Warp's bvh_query_sphere: an
+// exact sphere-box test; a negative radius counts as 0, a NaN centre or radius
+// finds nothing).
+SIM_FUNC void bvh_query_sphere_begin(BvhQuery& q, const Bvh* bvh, vec3f center, float radius,
+                                     int32 root = -1) {
+    q.kind = BVH_QUERY_SPHERE;
+    store_vec3f(q.a, center);
+    const float r = radius > 0.0f ? radius : 0.0f;
+    q.b[0] = r * r;
+    q.b[1] = 0.0f;
+    q.b[2] = 0.0f;
+    const bool valid = !(is_nan_f(center.x) || is_nan_f(center.y) || is_nan_f(center.z) ||
+                         is_nan_f(radius));
+    bvh_query_start<BVH_QUERY_SPHERE>(q, bvh, valid, root);
+}
+
+// Items whose box, grown by `radius`, the segment start + t * dir meets with
+// t <= max_dist (Warp's bvh_query_capsule: a conservative sweep of the capsule
+// around the segment; pass dir = p1 - p0 and max_dist 1). A negative radius
+// counts as 0; non-finite inputs find nothing.
+SIM_FUNC void bvh_query_capsule_begin(BvhQuery& q, const Bvh* bvh, vec3f start, vec3f dir,
+                                      float radius, int32 root = -1) {
+    q.kind = BVH_QUERY_CAPSULE;
+    store_vec3f(q.a, start);
+    q.b[0] = ray_reciprocal(dir.x);
+    q.b[1] = ray_reciprocal(dir.y);
+    q.b[2] = ray_reciprocal(dir.z);
+    q.c[0] = radius > 0.0f ? radius : 0.0f;
+    const bool valid = is_finite_f(start.x) && is_finite_f(start.y) && is_finite_f(start.z) &&
+                       is_finite_f(dir.x) && is_finite_f(dir.y) && is_finite_f(dir.z) &&
+                       !is_nan_f(radius);
+    bvh_query_start<BVH_QUERY_CAPSULE>(q, bvh, valid, root);
+}
+
+// Bounds the ray parameter of a ray or capsule query that has not yielded yet
+// (Warp's max_dist of bvh_query_next; no effect on other kinds): the start
+// node, which begin tested without a bound, is tested again.
+template <int KIND>
+SIM_FUNC void bvh_query_bound(BvhQuery& q, float max_dist) {
+    q.c[1] = max_dist;
+    if (q.count == 1 && q.prim_cur == q.prim_end) {
+        const BvhNode& node = q.bvh->nodes[q.stack[0]];
+        if (!bvh_query_test<KIND>(q.a, q.b, q.c, node.lower, node.upper)) q.count = 0;
+    }
+}
+
+SIM_FUNC void bvh_query_set_max_dist(BvhQuery& q, float max_dist) {
+    if (q.kind == BVH_QUERY_RAY) bvh_query_bound<BVH_QUERY_RAY>(q, max_dist);
+    if (q.kind == BVH_QUERY_CAPSULE) bvh_query_bound<BVH_QUERY_CAPSULE>(q, max_dist);
+}
+
 // The next item whose box passes the query's test, or -1 when there is none.
 // Inner nodes test both children and descend into those that pass, keeping
 // one on the stack when both do (so it holds at most one node per depth).
@@ -240,6 +332,7 @@ SIM_FUNC int32 bvh_query_next_item(BvhQuery& q) {
     const int32* primitive_indices = bvh.primitive_indices;
     const float a[3] = {q.a[0], q.a[1], q.a[2]};
     const float b[3] = {q.b[0], q.b[1], q.b[2]};
+    const float c[2] = {q.c[0], q.c[1]};
     int32 count = q.count;
     int32 cur = q.prim_cur;
     int32 end = q.prim_end;
@@ -247,7 +340,7 @@ SIM_FUNC int32 bvh_query_next_item(BvhQuery& q) {
     for (;;) {
         while (cur < end) {
             const int32 item = primitive_indices[cur++];
-            if (bvh_query_test<KIND>(a, b, bvh.item_lowers + 3 * (int64)item,
+            if (bvh_query_test<KIND>(a, b, c, bvh.item_lowers + 3 * (int64)item,
                                      bvh.item_uppers + 3 * (int64)item)) {
                 found = item;
                 break;
@@ -266,8 +359,8 @@ SIM_FUNC int32 bvh_query_next_item(BvhQuery& q) {
             }
             const BvhNode& left = nodes[node.left];
             const BvhNode& right = nodes[node.right];
-            const bool hit_left = bvh_query_test<KIND>(a, b, left.lower, left.upper);
-            const bool hit_right = bvh_query_test<KIND>(a, b, right.lower, right.upper);
+            const bool hit_left = bvh_query_test<KIND>(a, b, c, left.lower, left.upper);
+            const bool hit_right = bvh_query_test<KIND>(a, b, c, right.lower, right.upper);
             if (hit_left) {
                 if (hit_right) q.stack[count++] = node.right;
                 index = node.left;

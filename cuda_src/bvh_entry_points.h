@@ -64,6 +64,29 @@ SIM_EXPORT void sim_bvh_query_ray_begin(void* query, const void* bvh, const floa
                              sim::load_vec3f(dir), root);
 }
 
+// A sphere query; `radius` points at the radius (the first of the 3 floats that
+// numba_sim's box-query state passes as its second vector).
+SIM_EXPORT void sim_bvh_query_sphere_begin(void* query, const void* bvh, const float* center,
+                                           const float* radius, int root) {
+    sim::bvh_query_sphere_begin(*static_cast<sim::BvhQuery*>(query),
+                                static_cast<const sim::Bvh*>(bvh), sim::load_vec3f(center),
+                                radius[0], root);
+}
+
+// A capsule query; `radius` points at the radius, as for spheres.
+SIM_EXPORT void sim_bvh_query_capsule_begin(void* query, const void* bvh, const float* start,
+                                            const float* dir, const float* radius, int root) {
+    sim::bvh_query_capsule_begin(*static_cast<sim::BvhQuery*>(query),
+                                 static_cast<const sim::Bvh*>(bvh), sim::load_vec3f(start),
+                                 sim::load_vec3f(dir), radius[0], root);
+}
+
+// Warp's max_dist (bvh_query_next's third argument) for a query that has not
+// yielded yet: bounds rays and capsules, no effect on other kinds.
+SIM_EXPORT void sim_bvh_query_set_max_dist(void* query, float max_dist) {
+    sim::bvh_query_set_max_dist(*static_cast<sim::BvhQuery*>(query), max_dist);
+}
+
 // The root of a group's subtree, or -1 (see bvh_group_root).
 SIM_EXPORT int sim_bvh_group_root(const void* bvh, int group) {
     return sim::bvh_group_root(static_cast<const sim::Bvh*>(bvh), group);
@@ -72,6 +95,14 @@ SIM_EXPORT int sim_bvh_group_root(const void* bvh, int group) {
 // The next item of a query (-1: none left).
 SIM_EXPORT SIM_HOT int sim_bvh_query_aabb_next(void* query) {
     return sim::bvh_query_next_item<sim::BVH_QUERY_AABB>(*static_cast<sim::BvhQuery*>(query));
+}
+
+SIM_EXPORT SIM_HOT int sim_bvh_query_capsule_next(void* query) {
+    return sim::bvh_query_next_item<sim::BVH_QUERY_CAPSULE>(*static_cast<sim::BvhQuery*>(query));
+}
+
+SIM_EXPORT SIM_HOT int sim_bvh_query_sphere_next(void* query) {
+    return sim::bvh_query_next_item<sim::BVH_QUERY_SPHERE>(*static_cast<sim::BvhQuery*>(query));
 }
 
 SIM_EXPORT SIM_HOT int sim_bvh_query_ray_next(void* query) {

@@ -23,6 +23,16 @@
 // the grid's x end). On the CPU that keeps calls into this code coarse: the
 // caller loops over a run in its own compiled code.
 //
+// Grouped grids (Warp's build(points, radius, groups=...)): within each cell
+// the sorted positions are ordered by group id (as uint32, then point index),
+// and `sorted_groups` holds the group of each sorted position, so the points
+// of one group in one cell are a contiguous sub-run found by binary search. A
+// query given a group (hash_grid_query_begin_group, continued by
+// hash_grid_query_next_group_range) then hands out one such sub-run per
+// touched cell instead of one run per row; a query without a group, or on an
+// ungrouped grid, returns every group (Warp's rule). Every int32 is a valid
+// group id. Queries without a group run exactly the ungrouped code.
+//
 // Non-finite coordinates never fail (Warp's rule): a NaN coordinate maps to
 // virtual cell 0 and an infinite one to the extreme representable cell, so
 // such points are stored, and may be returned as candidates (a distance test
@@ -39,6 +49,7 @@ namespace sim {
 struct HashGrid {
     const int32* point_ids;     // sorted position -> point index (num_points entries)
     const int32* cell_offsets;  // cell -> first sorted position (num_cells + 1 entries)
+    const int32* sorted_groups; // sorted position -> group id (grouped builds; else null)
     int32 dim_x;
     int32 dim_y;
     int32 dim_z;
@@ -69,10 +80,14 @@ struct HashGridQuery {
     int32 row_z;
     int32 row_part;  // 1 while the wrapped second half of a row is pending
     int32 dim_z;
+    // grouped queries only (hash_grid_query_begin_group):
+    const int32* sorted_groups;  // the grid's (null: an ungrouped grid, every point)
+    int32 group;
+    int32 row_x;     // the cell of the row being visited
 };
 
-static_assert(sizeof(HashGrid) == 40, "HashGrid layout changed: update numba_sim");
-static_assert(sizeof(HashGridQuery) == 72, "HashGridQuery layout changed: update numba_sim");
+static_assert(sizeof(HashGrid) == 48, "HashGrid layout changed: update numba_sim");
+static_assert(sizeof(HashGridQuery) == 88, "HashGridQuery layout changed: update numba_sim");
 SIM_ASSERT_OFFSET(HashGridQuery, index, 8, "HashGridQuery header layout changed: update numba_sim");
 SIM_ASSERT_OFFSET(HashGridQuery, end, 12, "HashGridQuery header layout changed: update numba_sim");
 
@@ -138,6 +153,7 @@ SIM_FUNC void hash_grid_set(HashGrid& grid, int32 dim_x, int32 dim_y, int32 dim_
                             const int32* cell_offsets) {
     grid.point_ids = point_ids;
     grid.cell_offsets = cell_offsets;
+    grid.sorted_groups = nullptr;
     grid.dim_x = dim_x;
     grid.dim_y = dim_y;
     grid.dim_z = dim_z;
@@ -147,11 +163,12 @@ SIM_FUNC void hash_grid_set(HashGrid& grid, int32 dim_x, int32 dim_y, int32 dim_
 }
 
 SIM_FUNC int32 hash_grid_query_next_range(HashGridQuery& q);
+SIM_FUNC int32 hash_grid_query_next_group_range(HashGridQuery& q);
 
-// Starts a query for the neighbours of p within radius, positioned at its
-// first non-empty run of sorted positions [q.index, q.end) (an empty run when
-// there is none: an unbuilt, empty or null grid, a negative radius).
-SIM_FUNC void hash_grid_query_begin(HashGridQuery& q, const HashGrid* grid, vec3f p, float radius) {
+// The touched cells of a query for the neighbours of p within radius (none for
+// an unbuilt, empty or null grid, a negative radius), before its first run.
+SIM_FUNC void hash_grid_query_set_cells(HashGridQuery& q, const HashGrid* grid, vec3f p,
+                                        float radius) {
     q.index = 0;
     q.end = 0;
     q.row_y = 0;
@@ -185,7 +202,73 @@ SIM_FUNC void hash_grid_query_begin(HashGridQuery& q, const HashGrid* grid, vec3
     q.y_count = hash_grid_axis_count(y0, y1, grid->dim_y);
     const int32 z_count = hash_grid_axis_count(z0, z1, grid->dim_z);
     q.z_count = (q.x_count > 0 && q.y_count > 0) ? z_count : 0;
+}
+
+// Starts a query for the neighbours of p within radius, positioned at its
+// first non-empty run of sorted positions [q.index, q.end) (an empty run when
+// there is none). Continued by hash_grid_query_next_range.
+SIM_FUNC void hash_grid_query_begin(HashGridQuery& q, const HashGrid* grid, vec3f p, float radius) {
+    hash_grid_query_set_cells(q, grid, p, radius);
     hash_grid_query_next_range(q);
+}
+
+// The same, for the points of `group` only (of every point on an ungrouped
+// grid). Continued by hash_grid_query_next_group_range.
+SIM_FUNC void hash_grid_query_begin_group(HashGridQuery& q, const HashGrid* grid, vec3f p,
+                                          float radius, int32 group) {
+    hash_grid_query_set_cells(q, grid, p, radius);
+    q.sorted_groups = q.cell_offsets != nullptr ? grid->sorted_groups : nullptr;
+    q.group = group;
+    q.row_x = 0;
+    hash_grid_query_next_group_range(q);
+}
+
+// First position in [lo, hi) of groups (ascending as uint32) whose group is not
+// below `key` (`above`: above `key`).
+SIM_FUNC int32 hash_grid_group_bound(const int32* groups, int32 lo, int32 hi, uint32 key,
+                                     bool above) {
+    while (lo < hi) {
+        const int32 mid = lo + (hi - lo) / 2;
+        const uint32 g = (uint32)groups[mid];
+        if (g < key || (above && g == key)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// hash_grid_query_next_range for a query of one group: one sub-run per cell
+// (the whole cell's run on an ungrouped grid).
+SIM_FUNC int32 hash_grid_query_next_group_range(HashGridQuery& q) {
+    const uint32 key = (uint32)q.group;
+    while (q.row_z < q.z_count) {
+        const int32 x = hash_grid_wrapped_offset(q.x_first, q.row_x, q.dim_x);
+        const int32 y = hash_grid_wrapped_offset(q.y_first, q.row_y, q.dim_y);
+        const int32 z = hash_grid_wrapped_offset(q.z_first, q.row_z, q.dim_z);
+        const int32 cell = (z * q.dim_y + y) * q.dim_x + x;
+        if (++q.row_x >= q.x_count) {
+            q.row_x = 0;
+            if (++q.row_y >= q.y_count) {
+                q.row_y = 0;
+                ++q.row_z;
+            }
+        }
+        int32 begin = q.cell_offsets[cell];
+        int32 end = q.cell_offsets[cell + 1];
+        if (begin < end && q.sorted_groups != nullptr) {
+            begin = hash_grid_group_bound(q.sorted_groups, begin, end, key, false);
+            end = hash_grid_group_bound(q.sorted_groups, begin, end, key, true);
+        }
+        if (begin < end) {
+            q.index = begin;
+            q.end = end;
+            return 1;
+        }
+    }
+    q.index = q.end;
+    return 0;
 }
 
 // Moves the query to its next non-empty run of sorted positions, stored in

@@ -39,6 +39,25 @@ SIM_EXPORT void sim_hash_grid_query_begin(void* query, const void* grid, const f
                                radius);
 }
 
+// A query of the points of `group` only (every point on an ungrouped grid),
+// continued by sim_hash_grid_query_next_group_range.
+SIM_EXPORT void sim_hash_grid_query_begin_group(void* query, const void* grid,
+                                                const float* point, float radius, int group) {
+    sim::hash_grid_query_begin_group(*static_cast<sim::HashGridQuery*>(query),
+                                     static_cast<const sim::HashGrid*>(grid),
+                                     sim::load_vec3f(point), radius, group);
+}
+
+SIM_EXPORT int sim_hash_grid_query_next_group_range(void* query) {
+    return sim::hash_grid_query_next_group_range(*static_cast<sim::HashGridQuery*>(query));
+}
+
+// Makes a built grid grouped: sorted_groups[i] is the group of sorted position i
+// (null: ungrouped again).
+SIM_EXPORT void sim_hash_grid_set_groups(void* grid, const int* sorted_groups) {
+    static_cast<sim::HashGrid*>(grid)->sorted_groups = sorted_groups;
+}
+
 SIM_EXPORT int sim_hash_grid_query_next_range(void* query) {
     return sim::hash_grid_query_next_range(*static_cast<sim::HashGridQuery*>(query));
 }

@@ -19,8 +19,12 @@
 //    cell after the previous position's cell up to its own, and n that of
 //    every cell after the last point's.
 //
+// A grouped build (sim_hash_grid_group_host, after this build) then orders
+// each cell's run by group and records the group of every sorted position.
+//
 // Two barriers per pass; the usual grid (21 bits of cell index) takes two
 // passes of 11 bits, so 2^11 counters per chunk stay in the L1 cache.
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -233,4 +237,49 @@ SIM_EXPORT int sim_hash_grid_build_host(void* grid, const float* points, int num
     Barrier alone(1);
     run_chunk(b, alone, 0);
     return final_row;
+}
+
+// Makes the grid at `grid`, just built by sim_hash_grid_build_host, grouped:
+// groups[i] (group_stride bytes apart) is the group of point i; sorted_cells and
+// point_ids are the build's sorted rows of keys and values. Each cell's run of
+// point_ids is reordered by (group as uint32, point index) and sorted_groups[k]
+// receives the group of sorted position k. Returns 0, or -1 when out of memory
+// (the grid is then left ungrouped).
+SIM_EXPORT int sim_hash_grid_group_host(void* grid, const char* groups, long long group_stride,
+                                        const int* sorted_cells, int* point_ids,
+                                        int* sorted_groups) {
+    sim::HashGrid& descriptor = *static_cast<sim::HashGrid*>(grid);
+    const int64 n = descriptor.num_points;
+    auto group_of = [&](int32 point) {
+        return *reinterpret_cast<const int32*>(groups + group_stride * int64(point));
+    };
+    std::vector<unsigned long long> run;  // (group as uint32) << 32 | point index
+    descriptor.sorted_groups = nullptr;
+    try {
+        for (int64 begin = 0; begin < n;) {
+            int64 end = begin + 1;
+            while (end < n && sorted_cells[end] == sorted_cells[begin]) ++end;
+            if (end - begin == 1) {
+                sorted_groups[begin] = group_of(point_ids[begin]);
+            } else {
+                run.clear();
+                for (int64 k = begin; k < end; ++k) {
+                    const unsigned int g = (unsigned int)group_of(point_ids[k]);
+                    run.push_back((static_cast<unsigned long long>(g) << 32) |
+                                  (unsigned int)point_ids[k]);
+                }
+                std::sort(run.begin(), run.end());
+                for (int64 k = begin; k < end; ++k) {
+                    const unsigned long long entry = run[size_t(k - begin)];
+                    point_ids[k] = int32(entry & 0xffffffffu);
+                    sorted_groups[k] = int32(entry >> 32);
+                }
+            }
+            begin = end;
+        }
+    } catch (...) {
+        return -1;
+    }
+    descriptor.sorted_groups = sorted_groups;
+    return 0;
 }

@@ -70,6 +70,15 @@ struct Mesh {
 };
 
 static_assert(sizeof(Mesh) == 184, "Mesh layout changed: update numba_sim");
+// Where the embedded tree sits: a mesh query's state holds the tree, and its
+// triangles are found from it (mesh_of_bvh).
+#define SIM_MESH_BVH_OFFSET 64
+SIM_ASSERT_OFFSET(Mesh, bvh, SIM_MESH_BVH_OFFSET, "Mesh layout changed: update mesh_of_bvh");
+
+SIM_FUNC const Mesh& mesh_of_bvh(const Bvh* bvh) {
+    return *reinterpret_cast<const Mesh*>(reinterpret_cast<const char*>(bvh) -
+                                          SIM_MESH_BVH_OFFSET);
+}
 
 // The result of mesh_query_point / mesh_query_ray, as numba_sim reads it.
 struct MeshHit {
@@ -116,9 +125,8 @@ SIM_FUNC void mesh_triangle_bounds(const Mesh& mesh, int32 f) {
     upper[2] = fast_max(fast_max(a.z, b.z), c.z);
 }
 
-// The angle between two vectors (0 when one is zero).
-SIM_FUNC float angle_between(vec3f a, vec3f b) {
-    const float la = length(a), lb = length(b);
+// The angle between two vectors of lengths la and lb (0 when one is zero).
+SIM_FUNC float angle_between(vec3f a, vec3f b, float la, float lb) {
     if (!(la > 0.0f && lb > 0.0f)) return 0.0f;
     return acos_f(clamp_f(dot(a, b) / (la * lb), -1.0f, 1.0f));
 }
@@ -141,13 +149,19 @@ SIM_FUNC void mesh_leaf_triangle(const Mesh& mesh, int32 i) {
 SIM_FUNC void mesh_add_vertex_normals(const Mesh& mesh, int32 f) {
     vec3f p[3];
     mesh_face(mesh, f, p[0], p[1], p[2]);
-    atomic_add_f(&mesh.edge_length_sum,
-                 length(sub(p[0], p[1])) + length(sub(p[0], p[2])) + length(sub(p[2], p[1])));
+    // edge[k]: the length of the edge opposite corner k (|p - q| == |q - p|
+    // exactly, so the corner angles below reuse them)
+    const float edge[3] = {length(sub(p[2], p[1])), length(sub(p[0], p[2])),
+                           length(sub(p[0], p[1]))};
+    atomic_add_f(&mesh.edge_length_sum, edge[2] + edge[1] + edge[0]);
     const vec3f n = normalized(cross(sub(p[1], p[0]), sub(p[2], p[0])));
     if (n.x == 0.0f && n.y == 0.0f && n.z == 0.0f) return;  // zero area
     for (int k = 0; k < 3; ++k) {
         const vec3f corner = p[k];
-        const float angle = angle_between(sub(p[(k + 1) % 3], corner), sub(p[(k + 2) % 3], corner));
+        const int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+        // the edges from the corner to k1 and to k2 are opposite k2 and k1
+        const float angle = angle_between(sub(p[k1], corner), sub(p[k2], corner), edge[k2],
+                                          edge[k1]);
         float* sum = mesh.vertex_normals + 3 * (int64)mesh.indices[3 * (int64)f + k];
         atomic_add_f(sum + 0, angle * n.x);
         atomic_add_f(sum + 1, angle * n.y);
@@ -835,6 +849,53 @@ SIM_FUNC vec3f mesh_eval_velocity(const Mesh* mesh, int32 f, float u, float v) {
     const vec3f b = load_vec3f(mesh->velocities + 3 * (int64)corners[1]);
     const vec3f c = load_vec3f(mesh->velocities + 3 * (int64)corners[2]);
     return add(add(mul(a, u), mul(b, v)), mul(c, 1.0f - u - v));
+}
+
+// ---------------------------------------------------------------------------
+// Sphere query (Warp's mesh_query_sphere): the faces whose triangle is within
+// `radius` of `center`. The tree is traversed with the sphere-box test of
+// bvh.h; each candidate face is then tested exactly: the squared distance from
+// the centre to its closest point (a degenerate, zero-area face as its longest
+// edge, as in Warp) against radius^2.
+
+SIM_FUNC void mesh_query_sphere_begin(BvhQuery& q, const Mesh* mesh, vec3f center, float radius,
+                                      int32 root = -1) {
+    bvh_query_sphere_begin(q, mesh == nullptr ? nullptr : &mesh->bvh, center, radius, root);
+    q.kind = BVH_QUERY_MESH_SPHERE;
+}
+
+SIM_FUNC bool mesh_face_within(const Mesh& mesh, int32 face, vec3f center, float radius_sq) {
+    vec3f a, b, c;
+    mesh_face(mesh, face, a, b, c);
+    const vec3f ab = sub(b, a), ac = sub(c, a);
+    const vec3f n = cross(ab, ac);
+    vec3f closest;
+    if (dot(n, n) == 0.0f) {
+        const vec3f bc = sub(c, b);
+        const float lab = dot(ab, ab), lac = dot(ac, ac), lbc = dot(bc, bc);
+        if (lab >= lac && lab >= lbc) {
+            closest = closest_point_on_segment(a, b, center);
+        } else if (lac >= lbc) {
+            closest = closest_point_on_segment(a, c, center);
+        } else {
+            closest = closest_point_on_segment(b, c, center);
+        }
+    } else {
+        float u, v;
+        int32 feature;
+        closest = closest_point_on_triangle(a, b, c, center, u, v, feature);
+    }
+    const vec3f d = sub(closest, center);
+    return dot(d, d) <= radius_sq;
+}
+
+// The next face within the sphere, or -1 when there is none.
+SIM_FUNC int32 mesh_query_sphere_next(BvhQuery& q) {
+    for (;;) {
+        const int32 face = bvh_query_next_item<BVH_QUERY_SPHERE>(q);
+        if (face < 0) return -1;
+        if (mesh_face_within(mesh_of_bvh(q.bvh), face, load_vec3f(q.a), q.b[0])) return face;
+    }
 }
 
 }  // namespace sim

@@ -118,6 +118,25 @@ SIM_EXPORT void sim_mesh_query_aabb_begin(void* query, const void* mesh, const f
                               sim::load_vec3f(upper), root);
 }
 
+// The id (address) of the mesh's triangle BVH (Warp's mesh_get_bvh), 0 for no mesh:
+// the bvh_query_* entry points take it, and yield face indices.
+SIM_EXPORT const void* sim_mesh_get_bvh(const void* mesh) {
+    return mesh == nullptr ? nullptr : &static_cast<const sim::Mesh*>(mesh)->bvh;
+}
+
+// Starts a sphere query of the triangles (continued by sim_mesh_query_sphere_next);
+// `radius` points at the radius, as in sim_bvh_query_sphere_begin.
+SIM_EXPORT void sim_mesh_query_sphere_begin(void* query, const void* mesh, const float* center,
+                                            const float* radius, int root) {
+    sim::mesh_query_sphere_begin(*static_cast<sim::BvhQuery*>(query),
+                                 static_cast<const sim::Mesh*>(mesh), sim::load_vec3f(center),
+                                 radius[0], root);
+}
+
+SIM_EXPORT SIM_HOT int sim_mesh_query_sphere_next(void* query) {
+    return sim::mesh_query_sphere_next(*static_cast<sim::BvhQuery*>(query));
+}
+
 SIM_EXPORT void sim_mesh_eval_velocity(const void* mesh, int face, float u, float v, float* out) {
     sim::store_vec3f(out, sim::mesh_eval_velocity(static_cast<const sim::Mesh*>(mesh), face, u, v));
 }
@@ -145,6 +164,37 @@ SIM_EXPORT void sim_mesh_solid_angle_level_node(const void* mesh, int k, int i) 
 // (after the BVH's build or refit, one BVH position per call)
 SIM_EXPORT void sim_mesh_leaf_triangle(const void* mesh, int position) {
     sim::mesh_leaf_triangle(*static_cast<const sim::Mesh*>(mesh), position);
+}
+
+// ---------------------------------------------------------------------------
+// Kind-erased box queries: a query variable assigned queries of several kinds
+// (numba_sim's BoxQuery[any]) starts by the kind it holds and continues by the
+// kind stored in its state. Kinds as numba_sim.typing.bvh.QUERY_KIND_CODES:
+// 0 Bvh AABB, 1 Bvh ray, 2 Bvh sphere, 3 Mesh AABB, 4 Mesh sphere, 5 Bvh
+// capsule (whose radius is at `radius`).
+
+SIM_EXPORT void sim_box_query_begin_dynamic(void* query, const void* handle, const float* a,
+                                            const float* b, const float* radius, int root,
+                                            int kind) {
+    switch (kind) {
+        case 0: sim_bvh_query_aabb_begin(query, handle, a, b, root); break;
+        case 1: sim_bvh_query_ray_begin(query, handle, a, b, root); break;
+        case 2: sim_bvh_query_sphere_begin(query, handle, a, b, root); break;
+        case 3: sim_mesh_query_aabb_begin(query, handle, a, b, root); break;
+        case 4: sim_mesh_query_sphere_begin(query, handle, a, b, root); break;
+        default: sim_bvh_query_capsule_begin(query, handle, a, b, radius, root); break;
+    }
+}
+
+SIM_EXPORT int sim_box_query_next_dynamic(void* query) {
+    sim::BvhQuery& q = *static_cast<sim::BvhQuery*>(query);
+    switch (q.kind) {
+        case sim::BVH_QUERY_AABB: return sim::bvh_query_next_item<sim::BVH_QUERY_AABB>(q);
+        case sim::BVH_QUERY_RAY: return sim::bvh_query_next_item<sim::BVH_QUERY_RAY>(q);
+        case sim::BVH_QUERY_SPHERE: return sim::bvh_query_next_item<sim::BVH_QUERY_SPHERE>(q);
+        case sim::BVH_QUERY_CAPSULE: return sim::bvh_query_next_item<sim::BVH_QUERY_CAPSULE>(q);
+        default: return sim::mesh_query_sphere_next(q);
+    }
 }
 
 #endif  // SIM_MESH_ENTRY_POINTS_H

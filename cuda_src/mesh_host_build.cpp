@@ -54,6 +54,46 @@ void solid_angle_props(const sim::Mesh& mesh) {
     }
 }
 
+// sim_mesh_edge_faces with half-edge numbers and bucket offsets of type Index.
+template <typename Index>
+void edge_faces_of(const int* indices, int num_tris, int num_points, int* edge_faces) {
+    // half-edges bucketed by their lower vertex (a counting sort); half-edge
+    // 3 f + k runs from vertex k of face f to vertex (k + 1) % 3
+    const int64 num_half_edges = 3 * (int64)num_tris;
+    std::vector<Index> starts(int64(num_points) + 1, 0);
+    for (int64 h = 0; h < num_half_edges; h += 3) {
+        for (int k = 0; k < 3; ++k) {
+            const int32 a = indices[h + k], b = indices[h + (k == 2 ? 0 : k + 1)];
+            ++starts[std::min(a, b) + 1];
+        }
+    }
+    for (int64 v = 0; v < num_points; ++v) starts[v + 1] += starts[v];
+    std::vector<Index> cursor(starts.begin(), starts.end() - 1);
+    std::vector<std::pair<int32, Index>> bucket(num_half_edges);  // (upper vertex, half-edge)
+    for (int64 h = 0; h < num_half_edges; h += 3) {
+        for (int k = 0; k < 3; ++k) {
+            const int32 a = indices[h + k], b = indices[h + (k == 2 ? 0 : k + 1)];
+            bucket[cursor[std::min(a, b)]++] = {std::max(a, b), Index(h + k)};
+        }
+    }
+    for (int64 v = 0; v < num_points; ++v) {
+        for (Index i = starts[v]; i < starts[v + 1]; ++i) {
+            const Index h = bucket[i].second;
+            Index other = -1;
+            int64 matches = 0;
+            if (bucket[i].first != v) {
+                for (Index j = starts[v]; j < starts[v + 1]; ++j) {
+                    if (j != i && bucket[j].first == bucket[i].first) {
+                        other = bucket[j].second;
+                        ++matches;
+                    }
+                }
+            }
+            edge_faces[h] = matches == 1 ? int32(other / 3) : -1;
+        }
+    }
+}
+
 }  // namespace
 
 // edge_faces[3 f + k] = the face across edge k of face f (from its vertex k to
@@ -63,34 +103,11 @@ void solid_angle_props(const sim::Mesh& mesh) {
 // whichever way they run along it. Indices must be in [0, num_points).
 SIM_EXPORT void sim_mesh_edge_faces(const int* indices, int num_tris, int num_points,
                                     int* edge_faces) {
-    // half-edges bucketed by their lower vertex (a counting sort)
-    const int64 num_half_edges = 3 * (int64)num_tris;
-    std::vector<int64> starts(int64(num_points) + 1, 0);
-    for (int64 h = 0; h < num_half_edges; ++h) {
-        const int32 a = indices[h], b = indices[h - h % 3 + (h % 3 + 1) % 3];
-        ++starts[std::min(a, b) + 1];
-    }
-    for (int64 v = 0; v < num_points; ++v) starts[v + 1] += starts[v];
-    std::vector<int64> cursor(starts.begin(), starts.end() - 1);
-    std::vector<std::pair<int32, int64>> bucket(num_half_edges);  // (upper vertex, half-edge)
-    for (int64 h = 0; h < num_half_edges; ++h) {
-        const int32 a = indices[h], b = indices[h - h % 3 + (h % 3 + 1) % 3];
-        bucket[cursor[std::min(a, b)]++] = {std::max(a, b), h};
-    }
-    for (int64 v = 0; v < num_points; ++v) {
-        for (int64 i = starts[v]; i < starts[v + 1]; ++i) {
-            const int64 h = bucket[i].second;
-            int64 other = -1, matches = 0;
-            if (bucket[i].first != v) {
-                for (int64 j = starts[v]; j < starts[v + 1]; ++j) {
-                    if (j != i && bucket[j].first == bucket[i].first) {
-                        other = bucket[j].second;
-                        ++matches;
-                    }
-                }
-            }
-            edge_faces[h] = matches == 1 ? int32(other / 3) : -1;
-        }
+    // 32-bit bookkeeping (half the memory traffic) whenever it can count every half-edge
+    if (3 * (int64)num_tris < (int64)2147483647) {
+        edge_faces_of<int32>(indices, num_tris, num_points, edge_faces);
+    } else {
+        edge_faces_of<int64>(indices, num_tris, num_points, edge_faces);
     }
 }
 

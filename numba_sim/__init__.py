@@ -16,7 +16,7 @@ from numba_sim.config import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING  # noqa
 from numba_sim.arrays import (  # noqa: E402
     array, empty, from_numpy, full, ones, to_numpy, view, zeros, zeros_like,
 )
-from numba_sim.arrays import array1d, array2d, array3d, array4d  # noqa: E402
+from numba_sim.arrays import array1d, array2d, array3d, array4d, fixedarray  # noqa: E402
 from numba_sim.host_compat import (  # noqa: E402
     Device, Module, ScopedDevice, ScopedTimer, constant, get_device, get_module,
     get_module_options, load_module, set_module_options,
@@ -59,7 +59,7 @@ __all__ = sorted(
     ] + ["Function", "map"] + [
         "Device", "ScopedDevice", "ScopedTimer", "array1d", "array2d", "array3d", "array4d",
         "constant", "get_device",
-    ] + ["ref"] + [
+    ] + ["fixedarray"] + ["ref"] + [
         "KernelTypingError", "WarpCodegenError", "WarpCodegenTypeError", "WarpCodegenValueError",
     ] + [
         "LOG_DEBUG", "LOG_ERROR", "LOG_INFO", "LOG_WARNING", "Launch", "Module", "get_module",

@@ -27,7 +27,7 @@ _STATIC = [
     ("numba_sim.config", ["LOG_DEBUG", "LOG_ERROR", "LOG_INFO", "LOG_WARNING"]),  # Warp's
     ("numba_sim.arrays", ["array", "empty", "from_numpy", "full", "ones", "to_numpy", "view",
                           "zeros", "zeros_like"]),
-    ("numba_sim.arrays", ["array1d", "array2d", "array3d", "array4d"]),  # Warp's spellings
+    ("numba_sim.arrays", ["array1d", "array2d", "array3d", "array4d", "fixedarray"]),  # Warp's spellings
     ("numba_sim.host_compat", ["Device", "ScopedDevice", "ScopedTimer", "constant",
                                "get_device"]),
     ("numba_sim.host_compat", ["Module", "get_module", "get_module_options", "load_module",

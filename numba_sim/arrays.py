@@ -12,6 +12,7 @@ import typing
 
 import numpy as np
 
+from numba_sim import types as value_types
 from numba_sim.types import Value
 
 MAX_NDIM = 4
@@ -56,7 +57,16 @@ def dtype_name(dtype):
     return dtype.__name__ if isinstance(dtype, type) else str(dtype)
 
 
-class array:
+class _ArrayClass(type):
+    """The metaclass of `array`: ``isinstance(x, sim.array)`` is also true of the host arrays
+    numba_sim takes as arrays (NumPy, CuPy and other CUDA arrays: `device_of`), as Warp's
+    ``isinstance(x, wp.array)`` is of its own arrays (``sim.array(data)`` returns one)."""
+
+    def __instancecheck__(cls, value):
+        return super().__instancecheck__(value) or (cls is array and device_of(value) is not None)
+
+
+class array(metaclass=_ArrayClass):
     """Kernel parameter annotation: ``sim.array(dtype=sim.vec3, ndim=1)``.
 
     Also Warp's spelling ``sim.array[sim.vec3]``.  The argument is a
@@ -92,8 +102,15 @@ class array:
         typed from the argument, which passes as it is (a scalar array)."""
         return self.dtype is typing.Any
 
-    def __class_getitem__(cls, dtype):
-        return cls(dtype=dtype)
+    def __class_getitem__(cls, parameters):
+        """``sim.array[dtype]`` and ``sim.array[dtype, ndim]`` (ndim an int or
+        ``typing.Literal[n]``), Warp's subscript spellings."""
+        if not isinstance(parameters, tuple):
+            return cls(dtype=parameters)
+        if len(parameters) != 2:
+            raise TypeError(f"{cls.__name__}[...]: expected {cls.__name__}[dtype] or "
+                            f"{cls.__name__}[dtype, ndim], got {len(parameters)} parameters")
+        return cls(dtype=parameters[0], ndim=_subscript_ndim(parameters[1]))
 
     @property
     def storage(self):
@@ -110,6 +127,21 @@ class array:
     def __repr__(self):
         name = "Any" if self.generic else dtype_name(self.dtype)
         return f"array(dtype={name}, ndim={self.ndim})"
+
+
+def _subscript_ndim(ndim):
+    """The ndim of ``sim.array[dtype, ndim]``: an int or ``typing.Literal[n]``."""
+    if typing.get_origin(ndim) is typing.Literal:
+        values = typing.get_args(ndim)
+        if len(values) != 1:
+            raise TypeError(f"ndim: Expected a single Literal value, got {ndim!r}")
+        ndim = values[0]
+    if ndim is typing.Any:
+        raise TypeError("ndim: an array of any number of dims (ndim=Any) is not supported; "
+                        "give the ndim, or leave the parameter unannotated")
+    if isinstance(ndim, builtins.bool) or not isinstance(ndim, (builtins.int, np.integer)):
+        raise TypeError(f"ndim: expected an int or typing.Literal[n], got {ndim!r}")
+    return builtins.int(ndim)
 
 
 # --------------------------------------------------------------------------
@@ -212,10 +244,28 @@ def _array_module(device):
     return cupy_module(), ordinal
 
 
+MAX_EXTENT = 2**31 - 1
+"""The largest extent of an array dimension: kernels index arrays with int32 (``tid()``),
+as in Warp."""
+
+
+def check_array_shape(shape):
+    """Raise Warp's ValueError for a shape with a negative extent or one above `MAX_EXTENT`."""
+    for extent in shape:
+        if extent < 0:
+            raise ValueError(f"shape: Array shapes must be non-negative, got {tuple(shape)}")
+        if extent > MAX_EXTENT:
+            raise ValueError(f"shape: Array shapes must not exceed the maximum representable "
+                             f"value of a signed 32-bit integer ({MAX_EXTENT}), got {tuple(shape)}")
+
+
 def _shape(shape):
     if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(int(s) for s in shape)
+        shape = (int(shape),)
+    else:
+        shape = tuple(int(s) for s in shape)
+    check_array_shape(shape)
+    return shape
 
 
 def _allocate(factory, shape, dtype, device, *extra):
@@ -249,12 +299,39 @@ def ones(shape, dtype=float, device=None, requires_grad=False, pinned=False):
     return _allocate("ones", shape, dtype, device)
 
 
-def full(shape, value, dtype=float, device=None, requires_grad=False, pinned=False):
-    """Every element set to *value* (a scalar, or a value such as ``sim.vec3(1, 2, 3)``)."""
+def full(shape, value, dtype=None, device=None, requires_grad=False, pinned=False):
+    """Every element set to *value* (a scalar, or a value such as ``sim.vec3(1, 2, 3)``).
+
+    Without *dtype*, the element type is *value*'s (`fill_dtype`), as in Warp.
+    """
     check_warp_keywords(requires_grad, pinned)
+    if dtype is None:
+        dtype = fill_dtype(value)
     result = _allocate("empty", shape, dtype, device)
-    result[...] = np.asarray(value)
+    struct_records = getattr(dtype, "_records", None)  # a struct: its NumPy record
+    result[...] = struct_records(value) if struct_records is not None else np.asarray(value)
     return result
+
+
+def fill_dtype(value):
+    """The element type Warp's ``full`` infers from a fill value: int32 for an int, float32
+    for a float, bool, a scalar or value type's own class, a struct's class, and a vector
+    (matrix) of the sequence's (nested sequence's) NumPy scalar type for a sequence."""
+    kind = type(value)
+    if kind in (builtins.int, builtins.float, builtins.bool):
+        return element_dtype(kind)
+    if isinstance(value, (Value, np.generic)) or hasattr(kind, "numpy_dtype"):
+        return kind
+    if not hasattr(value, "__len__"):
+        raise TypeError(f"value: expected a scalar, a value such as sim.vec3(...), a struct or "
+                        f"a sequence, got {value!r}")
+    values = np.asarray(value)
+    if values.ndim == 1:
+        return value_types.vector(values.size, values.dtype.type)
+    if values.ndim == 2:
+        return value_types.matrix(values.shape, values.dtype.type)
+    raise ValueError(f"value: a sequence of 1 or 2 dims (a vector or a matrix), got shape "
+                     f"{values.shape}")
 
 
 def zeros_like(a, device=None, requires_grad=False, pinned=False):
@@ -305,6 +382,18 @@ def view(array, dtype):
     """
     check_value_array(array, dtype, "a")
     return array
+
+
+def shape_dim(a, index):
+    """Warp's ``a.shape[index]`` for a constant *index* in a kernel (the kernel language
+    rewrites it to this): an array's shape has Warp's 4 entries there, so a dim past the
+    array's ndim is 0 (``arr[:3].shape[1] == 0``).  Anything else that has a shape (a
+    struct field, a value) is indexed as Python does.  Compiled by typing/arrays.py and
+    lowering/arrays.py."""
+    shape = a.shape
+    if device_of(a) is not None and 0 <= index and index >= len(shape):
+        return 0
+    return shape[index]
 
 
 def check_value_array(a, dtype, name):
@@ -388,10 +477,14 @@ def host_array(data=None, dtype=None, shape=None, device=None, ndim=None, requir
         if shape is None:
             raise TypeError("array: expected data or a shape")
         return _allocate("empty", shape, float if dtype is None else dtype, device)
+    if dtype is typing.Any:  # Warp's array(data, dtype=Any): the data's own dtype
+        dtype = None
     if dtype is None:
         scalar, trailing = None, ()
     else:
         scalar, trailing = storage_of(dtype)
+    if hasattr(data, "shape"):  # before any copy: a broadcast view may be huge
+        check_array_shape(tuple(data.shape))
     kind, ordinal = parse_device(current_device() if device is None else device)
     if device_of(data) == "cuda" and kind == "cpu":
         data = to_numpy(data)
@@ -437,6 +530,33 @@ def _with_storage_dims(host, trailing, dtype):
     return host.reshape(leading + trailing)
 
 
+class fixedarray(array):
+    """Warp's ``sim.fixedarray(shape=(2, 3), dtype=int)``: the type of a kernel-local array of
+    constant shape, which ``sim.zeros(shape=..., dtype=...)`` makes inside a kernel or a func
+    (typing/arrays.py); as an annotation (a func's return type, a parameter), an array of
+    its dtype and ndim."""
+
+    def __new__(cls, shape, dtype=float):
+        return object.__new__(cls)
+
+    def __init__(self, shape, dtype=float):
+        extents = _shape(shape)
+        if not 1 <= len(extents) <= MAX_NDIM:
+            raise ValueError(f"shape: expected 1 to {MAX_NDIM} extents, got {shape!r}")
+        super().__init__(dtype=dtype, ndim=len(extents))
+        self.shape = extents
+
+    def __eq__(self, other):
+        return isinstance(other, fixedarray) and super().__eq__(other) \
+            and self.shape == other.shape
+
+    def __hash__(self):
+        return hash((fixedarray, self.dtype, self.shape))
+
+    def __repr__(self):
+        return f"fixedarray(shape={self.shape}, dtype={dtype_name(self.dtype)})"
+
+
 class _FixedNdimArray(array):
     """``sim.array<N>d``: `array` with ``ndim=N`` (Warp's spellings ``array2d(dtype=...)``
     and ``array2d[dtype]``); called with data or a shape, an N-D host array."""
@@ -448,6 +568,12 @@ class _FixedNdimArray(array):
 
     def __init__(self, data=None, dtype=None, shape=None, device=None, ndim=None, **host):
         super().__init__(data, dtype, shape, device, self._ndim(ndim), **host)
+
+    def __class_getitem__(cls, dtype):
+        if isinstance(dtype, tuple):
+            raise TypeError(f"{cls.__name__}[...] takes a single type parameter, the dtype "
+                            f"(its ndim is {cls.fixed_ndim}), got {dtype!r}")
+        return cls(dtype=dtype)
 
     @classmethod
     def _ndim(cls, ndim):

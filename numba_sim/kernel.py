@@ -9,6 +9,7 @@ and compiling belong to launcher.py, which generates and caches the launchers
 
 import hashlib
 import inspect
+import re
 import weakref
 
 import numpy as np
@@ -30,10 +31,72 @@ class Func(CPUDispatcher):
     """
 
     def __call__(self, *args, **kwargs):
-        return self.py_func(*args, **kwargs)
+        """Called from Python: the function, run as Python, with Warp's checks of a Python-scope
+        call (an overload for the arguments, then their number)."""
+        overload = self.get_overload([_python_scope_type(a) for a in args],
+                                     {k: _python_scope_type(v) for k, v in kwargs.items()})
+        name = self.__name__
+        if overload is None:
+            raise RuntimeError(f"Error calling function '{name}', no overload found for "
+                               f"arguments {args!r}{f' {kwargs!r}' if kwargs else ''}")
+        parameters = (overload._python_signature()[0] if isinstance(overload, Func)
+                      else inspect.signature(overload.func)).parameters
+        given = len(args) + len(kwargs)
+        if given > len(parameters):
+            raise RuntimeError(f"Invalid number of arguments for function '{name}', expected "
+                               f"{len(parameters)}, got {given}")
+        return overload.py_func(*args, **kwargs)
+
+    @property
+    def func(self):
+        """Warp's ``Function.func``: the Python function as written."""
+        return getattr(self.py_func, "__wrapped_kernel_source__", self.py_func)
+
+    def get_overload(self, arg_types, kwarg_types=None):
+        """Warp's ``Function.get_overload(arg_types, kwarg_types)``: this func if it takes
+        arguments of *arg_types* (and keyword arguments of *kwarg_types*), else None.  A
+        parameter annotated ``sim.Function`` takes funcs and builtins only (given as
+        themselves); the others take what Python-mode runs.  With one argument, a signature,
+        it is Numba's ``Dispatcher.get_overload`` (the compiled entry point), which Numba
+        calls."""
+        if kwarg_types is None:
+            return super().get_overload(arg_types)
+        signature, function_parameters = self._python_signature()
+        try:
+            bound = signature.bind(*arg_types, **kwarg_types)
+        except TypeError:
+            return None
+        for name in function_parameters & bound.arguments.keys():
+            if not _is_function_value(bound.arguments[name]):
+                return None
+        return self
+
+    def _python_signature(self):
+        """(signature, names of the parameters annotated ``sim.Function``) of the function
+        as written, read once."""
+        cached = self.__dict__.get("_python_signature_cache")
+        if cached is None:
+            annotations = inspect.get_annotations(self.func, eval_str=True)
+            cached = self._python_signature_cache = (
+                inspect.signature(self.func),
+                frozenset(n for n, a in annotations.items() if a is Func))
+        return cached
 
     def __repr__(self):
         return f"<numba_sim func {self.py_func.__qualname__}>"
+
+
+def _python_scope_type(value):
+    """What Warp's ``get_overload`` takes for an argument of a Python-scope call: a function
+    value itself (a ``sim.Function`` parameter's), else the value's type."""
+    return value if callable(value) and not isinstance(value, type) else type(value)
+
+
+def _is_function_value(value):
+    """Whether *value* may be passed for a ``sim.Function`` parameter: a ``@sim.func``, an
+    overload set, or one of numba_sim's builtins."""
+    return isinstance(value, (Func, FuncOverloads)) or (
+        callable(value) and getattr(value, "__module__", "").split(".")[0] == "numba_sim")
 
 
 Function = Func
@@ -48,7 +111,10 @@ change nothing here (numba_sim compiles each kernel on its own, with numba's def
 except ``enable_backward``, which is kept for the adjoint (docs/porting-from-warp.md)."""
 
 WARP_FUNC_OPTIONS = frozenset({"name", "module", "inline"})
-"""``@wp.func(...)``'s options (Warp 1.19), accepted with no effect likewise."""
+"""``@wp.func(...)``'s options (Warp 1.19), accepted with no effect likewise, except
+``inline=True``: the func is inlined into its callers on the CPU (Numba's
+``inline="always"``: its code joins theirs, where LLVM would call a large func), as Warp
+forces inlining; CUDA inlines device code at link time anyway."""
 
 
 def _check_options(decorator, options, known):
@@ -62,11 +128,18 @@ def _check_options(decorator, options, known):
 def func(fn=None, **options):
     """Decorator: a Warp-style device function (``@wp.func``, ``@wp.func(...)``)."""
     _check_options("func", options, WARP_FUNC_OPTIONS)
+    inline = options.get("inline")
+    if inline is not None and not isinstance(inline, bool):
+        raise TypeError(f"inline must be a bool or None, got {type(inline).__name__}: "
+                        f"{inline!r}")
     if fn is None:
-        return func
+        return lambda fn: func(fn, **options)
     redefinition.note_definition(fn)
     body = kernel_language.rewrite(fn, is_kernel=False)
-    dispatcher = Func(body, locals={}, targetoptions={"nopython": True, "boundscheck": None})
+    targetoptions = {"nopython": True, "boundscheck": None}
+    if inline:  # WARP_FUNC_OPTIONS
+        targetoptions["inline"] = "always"
+    dispatcher = Func(body, locals={}, targetoptions=targetoptions)
     dispatcher.__doc__ = fn.__doc__
     result = _with_overloads(fn, dispatcher)
     kernel_ops.note_user_function(fn.__name__, result)  # Warp's operator overloads
@@ -125,13 +198,13 @@ class KernelModule:
         return cls._named[name]
 
     @classmethod
-    def of_kernel(cls, fn, module, module_options):
+    def of_kernel(cls, fn, module, module_options, name=None):
         """The module of a kernel defined by *fn* with ``@sim.kernel(module=...,
         module_options=...)`` (Warp's rules: options only for a ``"unique"`` module)."""
         if module is None:
             result = cls.named(fn.__module__)
-        elif module == "unique":
-            result = cls(f"{fn.__module__}.{fn.__qualname__}")
+        elif module == "unique":  # named by the kernel's key (Warp's name option, if given)
+            result = cls(f"{fn.__module__}.{name or fn.__qualname__}")
         elif isinstance(module, str):
             result = cls.named(module)
         elif isinstance(module, KernelModule):
@@ -231,7 +304,8 @@ class Kernel:
         self.options = dict(options or {})
         """Warp's ``kernel.options``: the options given to ``@sim.kernel(...)``."""
         self.module = KernelModule.of_kernel(fn, self.options.get("module"),
-                                             self.options.get("module_options"))
+                                             self.options.get("module_options"),
+                                             self.options.get("name"))
         self.module.kernels.add(self)
         signature = inspect.signature(fn)
         for p in signature.parameters.values():
@@ -251,9 +325,17 @@ class Kernel:
             Parameter(name, annotations.get(name, inspect.Parameter.empty))
             for name in signature.parameters
         )
-        if body is None:
+        self.build_error = None
+        """The kernel-language error of the kernel's source, raised when it is built (its
+        first launch or compile), as Warp reports a kernel's errors (:meth:`body_for`)."""
+        defined = body is None  # a definition, not an overload of one
+        if defined:
             redefinition.note_definition(fn)
-        self.body = kernel_language.rewrite(fn, is_kernel=True) if body is None else body
+            try:
+                body = kernel_language.rewrite(fn, is_kernel=True)
+            except kernel_language.SOURCE_ERRORS as error:
+                self.build_error = error
+        self.body = body
         self.tid_indexed = launch_bounds.tid_indexed(fn, [p.name for p in self.parameters])
         """(parameter, array axis, launch axis) of the arrays every thread indexes with its
         thread index: a launch checks its dim against them (launch_bounds.py)."""
@@ -266,7 +348,7 @@ class Kernel:
         """The funcs the kernel reached when its launchers were built (redefinition.py)."""
         self.overloads = []
         """The overloads made by :func:`overload`, tried in order at launch."""
-        if body is None and any(p.generic for p in self.parameters):
+        if defined and any(p.generic for p in self.parameters):
             _GENERIC_KERNELS.setdefault((fn.__module__, fn.__qualname__), []).append(self)
         self._debug_bodies = {}
         self.launchers = {}
@@ -283,7 +365,10 @@ class Kernel:
         return f"<numba_sim kernel {self.key}>"
 
     def body_for(self, mode, target="cpu"):
-        """The kernel-language body compiled in *mode* ("release" or "debug") for *target*."""
+        """The kernel-language body compiled in *mode* ("release" or "debug") for *target*;
+        the kernel's `build_error` if its source is not kernel language."""
+        if self.build_error is not None:
+            raise self.build_error.with_traceback(None)
         if mode == "release":
             return self.body
         if target not in self._debug_bodies:
@@ -389,14 +474,34 @@ def _add_overload(generic, arg_types, where):
             return made
     made = Kernel(generic.py_func, generic.enable_backward, annotations, generic.body,
                   generic.options)
+    made.build_error = generic.build_error
     generic.overloads.append(made)
     return made
+
+
+def _check_kernel_options(options):
+    """Warp's checks of ``@wp.kernel(...)``'s options, made when the kernel is decorated."""
+    name = options.get("name")
+    if name is not None:
+        if not isinstance(name, str):
+            raise TypeError(f"@sim.kernel: name must be a str, got {type(name)}")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError(f"@sim.kernel: name must be a non-empty valid C++ identifier "
+                             f"matching [A-Za-z_][A-Za-z0-9_]*, got {name!r}")
+    abi = options.get("entry_point_abi")
+    if abi is not None and abi not in ("warp", "external_constant_params"):
+        raise ValueError(f"@sim.kernel: entry_point_abi must be 'warp' or "
+                         f"'external_constant_params', got {abi!r}")
+    if abi == "external_constant_params" and options.get("enable_backward") is not False:
+        raise ValueError("@sim.kernel: entry_point_abi='external_constant_params' requires "
+                         "enable_backward=False")
 
 
 def kernel(fn=None, **options):
     """Decorator: a Warp-style kernel (``@wp.kernel``, ``@wp.kernel(...)`` with Warp's
     options: see :data:`WARP_KERNEL_OPTIONS`)."""
     _check_options("kernel", options, WARP_KERNEL_OPTIONS)
+    _check_kernel_options(options)
     if fn is None:
         return lambda f: Kernel(f, enable_backward=options.get("enable_backward"), options=options)
     return Kernel(fn, enable_backward=options.get("enable_backward"), options=options)

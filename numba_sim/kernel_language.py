@@ -49,21 +49,32 @@ functions defined in notebooks and inside other functions.
 import ast
 import builtins
 import copy
+import enum
 import inspect
 import linecache
 import sys
 import textwrap
 import types
 
-from numba_sim import debug_checks, kernel_ops, references
-from numba_sim.arrays import array
+from numba.core.dispatcher import Dispatcher
+
+from numba_sim import config, debug_checks, dynamic_loops, kernel_ops, references
+from numba_sim.arrays import array, shape_dim
+from numba_sim.func_overloads import FuncOverloads
+from numba_sim.errors import WarpCodegenError, WarpCodegenTypeError, WarpCodegenValueError
 from numba_sim.builtins.debug import EXPECTATIONS, expect_near, kernel_print
-from numba_sim.spatial.bvh_query import bvh_query_next
+from numba_sim.spatial.bvh_query import bvh_query_bounded, bvh_query_next
 from numba_sim.spatial.hash_grid_query import hash_grid_query_next
-from numba_sim.spatial.mesh_query import mesh_query_aabb_next
+from numba_sim.spatial.mesh_query import (
+    expand_out_arguments,
+    mesh_query_aabb_next,
+    mesh_query_next,
+)
 from numba_sim.builtins.linalg import OUTPUT_FORMS
 from numba_sim.lowering.kernel_ops import slice_unpacker
+from numba_sim.structs import Struct
 from numba_sim.threads import static, tid
+from numba_sim.types import Value
 
 TID_PARAMETER = "__sim_tid__"
 OPS = "__sim_ops__"
@@ -80,11 +91,75 @@ _OUTPUT_ARGUMENT_FORMS = {
 }
 
 
-_QUERY_NEXT = (hash_grid_query_next, bvh_query_next, mesh_query_aabb_next)
+_QUERY_NEXT = (hash_grid_query_next, bvh_query_next, mesh_query_aabb_next, mesh_query_next)
 """Warp's query-advancing builtins, whose ``while`` loops the rewrite turns into ``for``."""
 
-class KernelSourceError(SyntaxError):
-    """A construct the kernel language does not accept, reported at the user's line."""
+def _loop_invariant(expression, body):
+    """Whether ``expression`` (a ``while`` test's argument) keeps its value through ``body``:
+    a constant, or a name that ``body`` never assigns."""
+    if isinstance(expression, ast.Constant):
+        return True
+    if not isinstance(expression, ast.Name):
+        return False
+    return not any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                   and n.id == expression.id for statement in body for n in ast.walk(statement))
+
+
+class KernelSourceError(SyntaxError, WarpCodegenError, WarpCodegenTypeError,
+                        WarpCodegenValueError):
+    """A construct the kernel language does not accept, reported at the user's line.
+
+    Also each of Warp's kernel compile error classes, which Warp raises for these when it
+    builds the kernel (a kernel's is raised at its first launch or compile: kernel.py)."""
+
+
+KERNEL_RETURN_ERROR = (
+    "a @sim.kernel cannot return a value: Warp kernels cannot return values. Write results to "
+    "output arguments, and omit the return annotation or use `-> None`.")
+LIST_CONSTRUCT_ERROR = (
+    "List constructs are not supported in kernels. Use vectors like `wp.vec3()` for small "
+    "fixed-size collections, or `wp.zeros(shape=N, dtype=...)` for stack-allocated arrays.")
+"""Warp's messages (ported code and Warp's tests match them)."""
+
+
+def _unsupported_construct(node):
+    return (f"Construct `ast.{type(node).__name__}` not supported in kernels (nor in funcs: "
+            f"use vectors, matrices, structs or arrays).")
+
+
+class KernelAttributeError(AttributeError):
+    """An attribute of a module or value read in a kernel or func that it does not have
+    (as Warp's ``WarpCodegenAttributeError``, an AttributeError only), with the user's file
+    and line (``.filename``, ``.lineno``; an AttributeError cannot also be a SyntaxError)."""
+
+    def __init__(self, message, filename, lineno):
+        super().__init__(message)
+        self.filename, self.lineno = filename, lineno
+
+
+SOURCE_ERRORS = (KernelSourceError, KernelAttributeError)
+"""The errors of a kernel's source that are raised when it is built (kernel.py)."""
+
+
+def _attribute_error(owner, path, attr, called, warp_path, fn, node):
+    """*warp_path*: *path* in Warp's spelling when it starts at numba_sim's package, or None."""
+    if called and warp_path:  # Warp's message, in its spelling
+        message = f"Could not find function {warp_path}.{attr}: {path} has no {attr}"
+    elif called:
+        message = f"Could not find function {path}.{attr}"
+    else:
+        message = f"`{attr}` is not an attribute of `{path}` ({type(owner).__name__} {owner!r:.60})"
+    error = _error(message, fn, node)
+    return KernelAttributeError(f"{message}\n  File \"{error.filename}\", line {error.lineno}\n"
+                                f"    {(error.text or '').strip()}", error.filename, error.lineno)
+
+
+def _return_annotation(fn):
+    """*fn*'s return annotation (None if it has none or it cannot be evaluated)."""
+    try:
+        return inspect.get_annotations(fn, eval_str=True).get("return")
+    except Exception:  # noqa: BLE001 (an annotation that names what is not defined: no check)
+        return None
 
 
 def _source_of(fn):
@@ -245,6 +320,8 @@ class _KernelRewriter(ast.NodeTransformer):
         self.temporaries = 0
         self.local_names = set()
         self.constants = {}
+        self.function_locals = {}
+        """Local name -> the func or builtin it was assigned (``f = some_func``)."""
         """Local names last assigned a literal (``n = 3``): sim.static may read them."""
 
     # -- debug mode: bounds and NaN checks on the array parameters
@@ -267,6 +344,17 @@ class _KernelRewriter(ast.NodeTransformer):
 
     def visit_Subscript(self, node):
         node = self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Attribute) \
+                and node.value.attr == "shape" and isinstance(node.slice, ast.Constant) \
+                and type(node.slice.value) is int:  # a.shape[1]: Warp's shape (arrays.shape_dim)
+            self.helpers["__sim_shape_dim"] = shape_dim
+            return ast.copy_location(ast.Call(
+                func=ast.Name(id="__sim_shape_dim", ctx=ast.Load()),
+                args=[node.value.value, node.slice], keywords=[]), node)
+        for part in node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]:
+            if isinstance(part, ast.Slice) and isinstance(part.step, ast.Constant) \
+                    and type(part.step.value) is int and part.step.value == 0:
+                raise _error("Slice step cannot be zero", self.fn, part)  # Warp's compile error
         if isinstance(node.ctx, ast.Load) and self._checked_parameter(node.value):
             node.slice = self._check_call("index", node.value, node.slice, node)  # a[check(a, i)]
         return node
@@ -306,8 +394,15 @@ class _KernelRewriter(ast.NodeTransformer):
             if self.depth > 1:
                 return node  # nested functions are not kernel code
             node.decorator_list = []
+            if self.is_kernel and _return_annotation(self.fn) not in (None, type(None)):
+                raise _error(KERNEL_RETURN_ERROR, self.fn, node)
             node.returns = None
             self.local_names = _local_names(node)
+            mutated = dynamic_loops.mutated_constant(node, self.resolver.resolve,
+                                                     self.local_names, static, config.max_unroll)
+            if mutated is not None:  # Warp's rule (dynamic_loops.py)
+                raise _error(dynamic_loops.DYNAMIC_LOOP_MESSAGE.format(name=mutated[0]), self.fn,
+                             mutated[1])
             for arg in node.args.args + node.args.kwonlyargs:
                 arg.annotation = None
             node.body = self._statements(node.body)
@@ -320,8 +415,10 @@ class _KernelRewriter(ast.NodeTransformer):
         for statement in statements:
             for part in references.expand_statement(  # calls of funcs taking sim.ref
                     statement, self, lambda message, node: _error(message, self.fn, node)):
-                rewritten = self.visit(part)
-                result.extend(rewritten if isinstance(rewritten, list) else [rewritten])
+                for piece in expand_out_arguments(  # Warp's output-argument mesh queries
+                        part, self.resolver.resolve, self._temporary):
+                    rewritten = self.visit(piece)
+                    result.extend(rewritten if isinstance(rewritten, list) else [rewritten])
         return result
 
     def generic_visit(self, node):
@@ -340,8 +437,9 @@ class _KernelRewriter(ast.NodeTransformer):
 
     # -- expressions
     def visit_Constant(self, node):
-        if type(node.value) is float:
-            return _ops("float32", node, node)
+        if type(node.value) is float:  # float32 that keeps its exact value (kernel_ops.py)
+            bits = ast.copy_location(ast.Constant(kernel_ops.literal_bits(node.value)), node)
+            return _ops("float_literal", node, bits)
         return node
 
     def _outer_float(self, node):
@@ -354,14 +452,77 @@ class _KernelRewriter(ast.NodeTransformer):
             return False
         return type(self.resolver.resolve(node)) is float
 
+    def _outer_int_enum(self, node):
+        """The int of *node* when it reads a member of an int enum (``enum.IntEnum``,
+        ``enum.IntFlag``) from the globals or the closure (Warp's int constants), else None."""
+        base = node
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if not isinstance(node.ctx, ast.Load) or not isinstance(base, ast.Name) \
+                or base.id in self.local_names:
+            return None
+        value = self.resolver.resolve(node)
+        if isinstance(node, ast.Attribute) and node.attr == "value":  # MyIntEnum.B.value
+            value = self.resolver.resolve(node.value)
+        return int(value) if isinstance(value, enum.Enum) and isinstance(value, int) else None
+
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load) and self._outer_float(node):
             return _ops("float32", node, node)
+        member = self._outer_int_enum(node)
+        if member is not None:
+            return ast.copy_location(ast.Constant(member), node)
         return node
 
+    def _class_constant(self, node):
+        """The value of *node* when it reads a Python number from a plain class of the
+        globals or the closure (``Foobar.ONE``: Warp's constants in a namespace class, which
+        Numba cannot read from a class), else None."""
+        base = node.value
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if not isinstance(node.ctx, ast.Load) or not isinstance(base, ast.Name) \
+                or base.id in self.local_names:
+            return None
+        owner = self.resolver.resolve(node.value)
+        if not isinstance(owner, type) or owner.__module__.split(".")[0] in ("numba_sim", "numpy") \
+                or hasattr(owner, "numpy_dtype") or hasattr(owner, "spec"):
+            return None
+        value = getattr(owner, node.attr, None)
+        return value if type(value) in (bool, int, float) else None
+
+    def _check_attribute(self, node, called=False):
+        """Warp's AttributeError for an attribute chain on a global or closure module or value
+        that names what is not there (``sim.foo.bar``, ``CAPTURED_VEC.foo``)."""
+        chain, base = [], node
+        while isinstance(base, ast.Attribute):
+            chain.append(base)
+            base = base.value
+        if not isinstance(node.ctx, ast.Load) or not isinstance(base, ast.Name) \
+                or base.id in self.local_names:
+            return
+        owner, path = self.resolver.resolve(base), base.id
+        warp_path = "wp" if owner is sys.modules["numba_sim"] else None
+        for link in reversed(chain):
+            if not isinstance(owner, (types.ModuleType, Value, Struct)):
+                return
+            value = getattr(owner, link.attr, _MISSING)
+            if value is _MISSING:
+                raise _attribute_error(owner, path, link.attr, called and link is node,
+                                       warp_path, self.fn, link)
+            owner, path = value, f"{path}.{link.attr}"
+            warp_path = warp_path and f"{warp_path}.{link.attr}"
+
     def visit_Attribute(self, node):
+        self._check_attribute(node)
+        constant = self._class_constant(node)
+        if constant is not None:
+            return self.visit_Constant(ast.copy_location(ast.Constant(constant), node))
         if isinstance(node.ctx, ast.Load) and self._outer_float(node):
             return _ops("float32", node, node)
+        member = self._outer_int_enum(node)
+        if member is not None:
+            return ast.copy_location(ast.Constant(member), node)
         return self.generic_visit(node)
 
     def visit_BinOp(self, node):
@@ -392,6 +553,8 @@ class _KernelRewriter(ast.NodeTransformer):
             return self._static(node)
         if callee is builtins.print or self._is_module_print(node.func):
             return self._print(node)
+        if isinstance(node.func, ast.Attribute):  # the forms above are not attributes
+            self._check_attribute(node.func, called=True)
         if any(callee is expectation for expectation in EXPECTATIONS):
             return self._expectation(node, callee)
         if callee is builtins.float or callee is builtins.int:
@@ -454,6 +617,8 @@ class _KernelRewriter(ast.NodeTransformer):
         except Exception as e:  # noqa: BLE001 (reported at the user's line)
             raise _error(f"sim.static({ast.unparse(node.args[0])}) failed when the {self.where} "
                          f"was compiled: {type(e).__name__}: {e}", self.fn, node) from e
+        if isinstance(value, enum.Enum) and isinstance(value, int):  # Warp: int constants
+            value = int(value)
         if value is None or type(value) in (bool, int, float, str):
             return self.visit_Constant(ast.copy_location(ast.Constant(value), node))
         name = f"__sim_static_{len(self.helpers)}"
@@ -472,10 +637,9 @@ class _KernelRewriter(ast.NodeTransformer):
         if node.keywords:
             raise _error("print in a kernel takes no keyword arguments (sep, end, file)",
                          self.fn, node)
-        node = self.generic_visit(node)
         self.helpers["__sim_print"] = kernel_print
         node.func = ast.copy_location(ast.Name(id="__sim_print", ctx=ast.Load()), node)
-        return node
+        return self.generic_visit(node)  # the arguments (not sim.print, no attribute of sim)
 
     def _expectation(self, node, callee):
         """The call with its keyword tolerance made positional and its location appended."""
@@ -509,12 +673,27 @@ class _KernelRewriter(ast.NodeTransformer):
         """Warp's query loops, ``while hash_grid_query_next(query, j):`` (also Bvh's and
         Mesh's), are numba_sim's ``for j in query:``."""
         test = node.test
-        if (isinstance(test, ast.Call) and not test.keywords and len(test.args) == 2
+        if (isinstance(test, ast.Call) and not test.keywords and len(test.args) == 3
+                and all(isinstance(a, ast.Name) for a in test.args[:2])
+                and self.resolver.resolve(test.func) is bvh_query_next
+                and _loop_invariant(test.args[2], node.body)):
+            # Warp's max_dist (rays, capsules): the query, bounded, then the loop below
+            query, index, max_dist = test.args
+            self.helpers["__sim_bvh_query_bounded"] = bvh_query_bounded
+            test.func = ast.copy_location(ast.Name(id="__sim_bvh_query_bounded", ctx=ast.Load()),
+                                          test.func)
+            test.args = [query, max_dist]
+            bounded = test
+        else:
+            bounded = None
+        if bounded is not None or (
+                isinstance(test, ast.Call) and not test.keywords and len(test.args) == 2
                 and all(isinstance(a, ast.Name) for a in test.args)
                 and any(self.resolver.resolve(test.func) is f for f in _QUERY_NEXT)):
-            query, index = test.args
+            query, index = (bounded.args[0], index) if bounded is not None else test.args
             loop = ast.For(target=ast.Name(id=index.id, ctx=ast.Store()),
-                           iter=ast.Name(id=query.id, ctx=ast.Load()), body=node.body,
+                           iter=bounded if bounded is not None else
+                           ast.Name(id=query.id, ctx=ast.Load()), body=node.body,
                            orelse=node.orelse, type_comment=None)
             ast.copy_location(loop, node)
             ast.fix_missing_locations(loop)
@@ -578,10 +757,8 @@ class _KernelRewriter(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Return(self, node):
-        if self.is_kernel and self.depth == 1 and node.value is not None and not (
-                isinstance(node.value, ast.Constant) and node.value.value is None):
-            raise _error("a @sim.kernel cannot return a value (write results into an array "
-                         "argument instead)", self.fn, node)
+        if self.is_kernel and self.depth == 1 and node.value is not None:  # `return None` too
+            raise _error(KERNEL_RETURN_ERROR, self.fn, node)
         node = self.generic_visit(node)
         if node.value is not None:
             node.value = self._int32_literal(node.value)
@@ -599,7 +776,45 @@ class _KernelRewriter(ast.NodeTransformer):
             except ValueError:
                 pass
 
+    def visit_Dict(self, node):
+        raise _error(_unsupported_construct(node), self.fn, node)
+
+    visit_Set = visit_DictComp = visit_SetComp = visit_Dict
+
+    def _function_value(self, node):
+        """The func or builtin that expression *node* names (a local bound to one, or a name
+        or attribute of the globals or closure), else None."""
+        if isinstance(node, ast.Name) and node.id in self.function_locals:
+            return self.function_locals[node.id]
+        base = node
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if not isinstance(base, ast.Name) or base.id in self.local_names:
+            return None
+        value = self.resolver.resolve(node)
+        if isinstance(value, (Dispatcher, FuncOverloads)) or (
+                isinstance(value, types.FunctionType)
+                and getattr(value, "__module__", "").split(".")[0] == "numba_sim"):
+            return value
+        return None
+
+    def _track_function_locals(self, node):
+        """Warp's rule: a local bound to a function keeps it (Warp has no function pointers)."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            return
+        name = node.targets[0].id
+        new, old = self._function_value(node.value), self.function_locals.get(name)
+        if old is not None and new is not old:
+            what = "another function" if new is not None else "a non-function value"
+            raise _error(f"rebinding function-valued local `{name}` to {what} is not supported "
+                         f"(Warp has no function pointers): use another name", self.fn, node)
+        if new is not None:
+            self.function_locals[name] = new
+
     def visit_Assign(self, node):
+        if isinstance(node.value, ast.List):  # Warp's rule (a list elsewhere is a tuple's kin)
+            raise _error(LIST_CONSTRUCT_ERROR, self.fn, node.value)
+        self._track_function_locals(node)
         if self.depth == 1:
             self._track_constants(node)
         if self.is_kernel and self._is_call_to(node.value, tid):

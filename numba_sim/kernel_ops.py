@@ -64,6 +64,26 @@ from numba_sim.types import Value, attribute_slice
 float32 = np.float32
 int32 = np.int32
 
+
+def float_literal(bits):
+    """A float literal of kernel source, given as the int64 bit pattern of its Python float
+    (so that compiled code's typing sees its exact value): float32, as Warp types it, that
+    converts to float64 from the value written (``vec3d(0.1, ...)``, ``d * 0.1`` for a
+    float64 d: Warp's typed constructors keep a literal's double precision).  Compiled, its
+    type is typing/kernel_ops.py's ``FloatLiteral``; in Python, scalar_rule.FloatLiteral."""
+    return scalar_rule.FloatLiteral(literal_value(bits))
+
+
+def literal_value(bits):
+    """The Python float whose int64 bit pattern is *bits*."""
+    return float(np.array(bits, dtype=np.int64).view(np.float64))
+
+
+def literal_bits(value):
+    """The int64 bit pattern of the Python float *value* (kernel_language.py's argument of
+    :func:`float_literal`)."""
+    return int(np.array(value, dtype=np.float64).view(np.int64))
+
 BINARY = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul,
     "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
@@ -264,6 +284,8 @@ globals().update({name: _make_binary(name) for name in BINARY})
 
 def neg(a):
     """The kernel language's unary minus (keeps an int32 an int32; an int literal is int32)."""
+    if type(a) is scalar_rule.FloatLiteral:  # -0.1 is a literal too
+        return -a
     scalar = scalar_rule.from_python(a)
     if scalar is not None:
         with np.errstate(all="ignore"):

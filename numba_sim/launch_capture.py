@@ -21,6 +21,7 @@ import threading
 import numba
 
 from numba_sim import arrays, cuda_runtime, launch_bounds, structure_ids
+from numba_sim.spatial import common as spatial_common
 
 _recording = threading.local()
 """``.graph``: the CpuGraph this thread records into, if any."""
@@ -29,6 +30,24 @@ _recording = threading.local()
 def cpu_graph_recording():
     """The CpuGraph the calling thread records into, or None (launcher.py asks)."""
     return getattr(_recording, "graph", None)
+
+
+# CPU builds of spatial structures (a layer below) ask here whether to record themselves
+spatial_common.cpu_capture.graph = cpu_graph_recording
+
+
+def host_operation(step):
+    """Run *step* (a callable without arguments: host memory work such as a copy, a fill or
+    a zeroing of arrays) now, or, inside a CPU ``sim.capture``, record it instead, as a
+    launch is: each replay of the graph runs it, in order with the launches (as Warp's
+    capture records its memory operations)."""
+    if not callable(step):
+        raise TypeError(f"step: expected a callable without arguments, got {step!r}")
+    graph = cpu_graph_recording()
+    if graph is not None:
+        graph.record_host(step)
+    else:
+        step()
 
 
 class RecordedLaunch:
@@ -155,13 +174,19 @@ class CpuGraph:
 
     def __init__(self):
         self._steps = []
-        """(CPU launcher, dims, thread count, bound arguments) of each recorded launch"""
+        """(CPU launcher, dims, thread count, bound arguments) of each recorded launch, or a
+        host step (a callable, :meth:`record_host`)"""
         self._closed = False
         self._replay = None
         self._arguments = None
 
     def record(self, launcher, dims, count, bound):
         self._steps.append((launcher, dims, count, list(bound)))
+
+    def record_host(self, step):
+        """Record ``step`` (a callable without arguments), run at each replay in order with
+        the launches: host work captured with them, such as a CPU HashGrid's build."""
+        self._steps.append(step)
 
     def __len__(self):
         return len(self._steps)
@@ -177,13 +202,36 @@ class CpuGraph:
         self._replay(*self._arguments)
 
     def _compile(self):
+        """The replay and its arguments: one compiled call for the launches, or, with host
+        steps among them, the host steps and one compiled call per run of launches between
+        them, in order."""
+        if all(isinstance(step, tuple) for step in self._steps):
+            return self._compile_launches(self._steps)
+        parts, run = [], []
+        for step in [*self._steps, None]:
+            if isinstance(step, tuple):
+                run.append(step)
+                continue
+            if run:
+                parts.append(self._compile_launches(run))
+                run = []
+            if step is not None:
+                parts.append((step, ()))
+
+        def replay():
+            for function, arguments in parts:
+                function(*arguments)
+
+        return replay, ()
+
+    def _compile_launches(self, steps):
         """One njit function calling each launch's compiled launcher with its arguments.
 
         Each distinct argument object becomes one parameter of the replay (arrays are unboxed
         once per replay, however many launches use them); dims are constants.
         """
         namespace, parameters, lines, arguments = {}, {}, [], []
-        for k, (launcher, dims, count, bound) in enumerate(self._steps):
+        for k, (launcher, dims, count, bound) in enumerate(steps):
             dispatcher = launcher.dispatcher_for(count)  # the current serial/parallel choice
             namespace[f"launcher{k}"] = dispatcher
             names = []
@@ -196,7 +244,7 @@ class CpuGraph:
             lines.append(f"    launcher{k}({dims!r}, {', '.join(names)})")
         source = f"def replay({', '.join(f'a{k}' for k in range(len(arguments)))}):\n" \
             + "\n".join(lines) + "\n"
-        exec(compile(source, f"<numba_sim CPU graph of {len(self._steps)} launches>", "exec"),
+        exec(compile(source, f"<numba_sim CPU graph of {len(steps)} launches>", "exec"),
              namespace)
         return numba.njit(namespace["replay"]), tuple(arguments)
 

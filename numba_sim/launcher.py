@@ -28,7 +28,8 @@ from numba_sim import errors, launch_bounds, launch_capture, redefinition, struc
 from numba_sim.cpu_scheduling import LaunchChoice
 from numba_sim.arrays import view
 from numba_sim.cuda_args import cuda_args
-from numba_sim.lowering.hints import nonnegative
+from numba_sim.lowering.atomics import SERIAL_LAUNCHER_PREFIX
+from numba_sim.lowering.hints import borrowed, nonnegative
 
 MAX_THREADS = 2**31 - 1
 SERIAL_THRESHOLD = 2048
@@ -41,11 +42,18 @@ CUDA_BLOCK_SIZE = 256
 # Generated launcher source
 
 
-def _launcher_source(kernel, ndim, cuda):
+def _launcher_name(kernel, serial):
+    """The launcher function's name: a serial CPU launcher's (the calling thread runs every
+    thread of the launch) tells the lowering of atomics that it needs none (atomics.py)."""
+    return f"{SERIAL_LAUNCHER_PREFIX if serial else '__launch_'}{kernel.__name__}"
+
+
+def _launcher_source(kernel, ndim, cuda, serial=False):
     """Source of a launcher function ``launch(__dims, a0, a1, ...)``."""
     names = [f"a{k}" for k in range(len(kernel.parameters))]
     body_args = []
-    lines = []
+    # CPU: the caller holds the arrays; borrowed, they cost no reference counting per thread
+    lines = [] if cuda else [f"    {n} = __borrowed({n})" for n in names]
     for k, parameter in enumerate(kernel.parameters):
         if parameter.view_dtype is not None:
             lines.append(f"    v{k} = __view(a{k}, __dtype{k})")
@@ -66,13 +74,13 @@ def _launcher_source(kernel, ndim, cuda):
     lines.append(f"{indent}__i0 = __flat")
     tid = ", ".join(f"__nonnegative(__int32(__i{d}))" for d in range(ndim))
     lines.append(f"{indent}__body(({tid},), {', '.join(body_args)})")
-    header = f"def __launch_{kernel.__name__}(__dims{''.join(', ' + n for n in names)}):"
+    header = f"def {_launcher_name(kernel, serial)}(__dims{''.join(', ' + n for n in names)}):"
     return "\n".join([header] + lines) + "\n"
 
 
-def _build_launcher(kernel, ndim, cuda, body, loop):
+def _build_launcher(kernel, ndim, cuda, body, loop, serial=False):
     namespace = {"__view": view, "__body": body, "__int32": np.int32, "__int64": np.int64,
-                 "__nonnegative": nonnegative,
+                 "__nonnegative": nonnegative, "__borrowed": borrowed,
                  "__name__": __name__}  # a cached launcher's environment re-imports its module
     for k, parameter in enumerate(kernel.parameters):
         namespace[f"__dtype{k}"] = parameter.view_dtype
@@ -82,10 +90,10 @@ def _build_launcher(kernel, ndim, cuda, body, loop):
         namespace["__grid"] = numba_cuda.grid
     else:
         namespace["__range"] = loop
-    source = _launcher_source(kernel, ndim, cuda)
+    source = _launcher_source(kernel, ndim, cuda, serial)
     code = compile(source, f"<numba_sim launcher of {kernel.key} ({ndim}-D)>", "exec")
     exec(code, namespace)
-    function = namespace[f"__launch_{kernel.__name__}"]
+    function = namespace[_launcher_name(kernel, serial)]
     function.__numba_sim_source__ = source
     return function
 
@@ -96,7 +104,10 @@ class CpuLauncher:
     Launches of fewer than ``serial_threshold`` threads run the serial launcher.  Larger
     ones run the one their size class (the bit length of the thread count) has measured
     faster lately: a :class:`~numba_sim.cpu_scheduling.LaunchChoice` per class.  Debug
-    mode compiles no parallel loop, so its launches all run the serial launcher.
+    mode compiles no parallel loop, and a process whose Numba has one thread
+    (``NUMBA_NUM_THREADS=1``) has no parallelism to gain: their launches all run the serial
+    launcher.  The serial launcher's own code updates memory without atomics (one thread:
+    lowering/atomics.py), so it is a variant of its own, compiled and cached apart.
     """
 
     serial_threshold = SERIAL_THRESHOLD
@@ -109,7 +120,7 @@ class CpuLauncher:
         self._body = None
         self._parallel = None
         self._serial = None
-        if mode == "debug":
+        if mode == "debug" or numba.config.NUMBA_NUM_THREADS == 1:
             self.serial_threshold = MAX_THREADS + 1
         self.choices = [LaunchChoice(self) for _ in range(MAX_THREADS.bit_length() + 1)]
         """the LaunchChoice of each size class, indexed by the thread count's bit length"""
@@ -136,7 +147,8 @@ class CpuLauncher:
         if self._serial is None:
             with self._lock:
                 if self._serial is None:
-                    function = _build_launcher(self.kernel, self.ndim, False, self.body, range)
+                    function = _build_launcher(self.kernel, self.ndim, False, self.body, range,
+                                               serial=True)
                     self._serial = cache.attach(numba.njit(function), function, self.kernel,
                                                 "cpu", self.ndim, "serial", self.mode)
         return self._serial

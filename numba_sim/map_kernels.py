@@ -39,7 +39,7 @@ from numba_sim.kernel import Func, func, kernel
 from numba_sim.launcher import launch
 from numba_sim.structs import Struct
 from numba_sim.threads import tid as thread_index
-from numba_sim.types import Value
+from numba_sim.types import Value, matrix, vector
 from numba_sim.typing.structs import StructType
 from numba_sim.typing.value_types import ValueType
 
@@ -102,6 +102,23 @@ def _array_input(value, annotation):
     return np.dtype(value.dtype).type, tuple(value.shape)
 
 
+def _element_choices(value, annotation):
+    """The (element type, shape of elements) an array input may stand for, most likely first:
+    the annotated type, else its scalars, then (for a builtin or a lambda, which say nothing
+    of it) a vector of its last axis and a matrix of its last two (numba_sim's value arrays
+    carry no element type: an ``(n, 3)`` float32 array is n vec3s to ``transform_point``)."""
+    choices = [_array_input(value, annotation)]
+    scalar = np.dtype(value.dtype)
+    if annotation is not None or scalar.kind not in "iuf" or scalar.itemsize < 4:
+        return choices
+    shape = tuple(value.shape)
+    if len(shape) >= 2:
+        choices.append((vector(shape[-1], scalar.type), shape[:-1]))
+    if len(shape) >= 3:
+        choices.append((matrix(shape[-2:], scalar.type), shape[:-2]))
+    return choices
+
+
 def _value_type(value):
     """The kernel parameter type of a single (non-array) input: Warp's for Python numbers."""
     if isinstance(value, (bool, np.bool_)):
@@ -142,8 +159,35 @@ def _lambda_source(fn):
                     f"file or a notebook cell)")
 
 
-def _lambda_func(fn):
-    """The ``@sim.func`` of the lambda *fn*, over its globals and closure variables."""
+_LAMBDA_FUNCS = {}
+"""`_lambda_key` of a lambda -> its ``@sim.func`` (a lambda evaluated again, in a loop or a
+function called again, is a new object with the same code)."""
+
+
+def _closure_value_key(value):
+    """A closure variable's value as part of a cache key: itself if hashable, else its id."""
+    try:
+        hash(value)
+    except TypeError:
+        return ("id", id(value))
+    return (type(value), value)
+
+
+def _lambda_key(fn):
+    """What the ``@sim.func`` of the lambda *fn* is made of: its source (file, line, body),
+    the module it reads its globals from and the values of its closure variables."""
+    node = _lambda_source(fn)
+    closure = tuple((var, _closure_value_key(cell.cell_contents))
+                    for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    return ("lambda", fn.__code__.co_filename, ast.unparse(node), id(fn.__globals__), closure)
+
+
+def _lambda_func(fn, key):
+    """The ``@sim.func`` of the lambda *fn* (of key *key*), over its globals and closure
+    variables (made once per key)."""
+    made = _LAMBDA_FUNCS.get(key)
+    if made is not None:
+        return made
     node = _lambda_source(fn)
     name = f"__sim_map_lambda_{next(_SOURCES)}"
     params = ", ".join(a.arg for a in node.args.args)
@@ -151,7 +195,8 @@ def _lambda_func(fn):
     namespace = dict(fn.__globals__)
     for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
         namespace[var] = cell.cell_contents
-    return func(_define(name, text, namespace))
+    made = _LAMBDA_FUNCS[key] = func(_define(name, text, namespace))
+    return made
 
 
 def _define(name, text, namespace):
@@ -180,15 +225,35 @@ def _result_types(fn, name, argtypes):
         sig = context.resolve_function_type(context.resolve_value_type(fn), tuple(argtypes), {})
     except TypingError as error:
         raise TypeError(f"Function {name} does not support the provided argument types "
-                        f"{', '.join(map(str, argtypes))}: {str(error).splitlines()[0]}") from None
+                        f"{', '.join(builtins.map(str, argtypes))}: {str(error).splitlines()[0]}") from None
     if sig is None:
         raise TypeError(f"Function {name} does not support the provided argument types "
-                        f"{', '.join(map(str, argtypes))}")
+                        f"{', '.join(builtins.map(str, argtypes))}")
     result = sig.return_type
     if result is types.none:
         raise TypeError("The provided function must return a value")
     items = list(result.types) if isinstance(result, types.BaseTuple) else [result]
     return [_python_type(t) for t in items], isinstance(result, types.BaseTuple)
+
+
+def _typed_inputs(fn, name, choices):
+    """(inputs described, result types, whether a tuple) of the first combination of the
+    inputs' element *choices* (see `_element_choices`) that *fn* accepts: the inputs' first
+    choices unless *fn* rejects them."""
+    first_error = None
+    for described in itertools.islice(itertools.product(*choices), _MAX_ELEMENT_COMBINATIONS):
+        try:
+            results, tuple_result = _result_types(
+                fn, name, [_numba_type(element) for _, element, _ in described])
+        except TypeError as error:
+            first_error = first_error or error
+            continue
+        return list(described), results, tuple_result
+    raise first_error
+
+
+_MAX_ELEMENT_COMBINATIONS = 16
+"""How many combinations of the inputs' element choices `_typed_inputs` tries at most."""
 
 
 def _python_type(numba_type):
@@ -304,27 +369,21 @@ def map(func, *inputs, out=None, return_kernel=False, block_dim=None, device=Non
         raise TypeError(f"Number of input arguments ({len(inputs)}) does not match expected "
                         f"number of function arguments ({arity})")
     if inspect.isfunction(func) and func.__name__ == "<lambda>":
-        callee = _lambda_func(func)
+        function_key = _lambda_key(func)
+        callee = _lambda_func(func, function_key)
     else:
-        callee = func
+        function_key = callee = func
     annotations = _annotations(callee) or [None] * len(inputs)
-    described, shapes, argtypes = [], [], []
-    for value, annotation in zip(inputs, annotations):
-        if _is_array(value):
-            element, shape = _array_input(value, annotation)
-            described.append(("array", element, shape))
-            shapes.append(shape)
-        else:
-            element = _value_type(value)
-            described.append(("value", element, ()))
-        argtypes.append(_numba_type(element))
-    if not shapes:
+    choices = [[("array", element, shape) for element, shape in _element_choices(value, annotation)]
+               if _is_array(value) else [("value", _value_type(value), ())]
+               for value, annotation in zip(inputs, annotations)]
+    if not any(kind == "array" for (kind, _, _), *_ in choices):
         raise ValueError("map requires at least one warp.array input")
+    described, results, tuple_result = _typed_inputs(callee, name, choices)
     if annotations is not None and isinstance(callee, Func) and callee is func:
         _check_annotations(name, annotations, [element for _, element, _ in described])
-    shape = broadcast_shape(shapes)
-    results, tuple_result = _result_types(callee, name, argtypes)
-    key = (func, tuple((kind, element, tuple(n == 1 for n in s)) for kind, element, s in described),
+    shape = broadcast_shape([shape for kind, _, shape in described if kind == "array"])
+    key = (function_key, tuple((kind, element, tuple(n == 1 for n in s)) for kind, element, s in described),
            len(shape), tuple(results))
     made = map_cache.get(key)
     if made is None:

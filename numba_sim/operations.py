@@ -28,6 +28,8 @@ from numba.core.errors import TypingError
 from numba.core.typing.typeof import typeof
 from numba.np import numpy_support
 
+from numba_sim import scalar_rule
+from numba_sim.types import type_repr
 from numba_sim.typing.value_types import ValueType
 
 
@@ -43,6 +45,10 @@ class Variant:
     typer: Callable
     formula: Callable
     lowering_pattern: tuple = None
+    literal_args: bool = False
+    """Whether the typer sees int literals as literals (``Literal[int](3)``; the scalar
+    rule's literals, see :func:`numba_sim.builtins.forms.common_scalar`) instead of their
+    plain types."""
 
 
 @dataclass
@@ -53,9 +59,9 @@ class Operation:
 
     def resolve(self, argtypes):
         """The (signature, variant) for *argtypes*, or (None, None)."""
-        argtypes = tuple(types.unliteral(t) for t in argtypes)
+        plain = tuple(types.unliteral(t) for t in argtypes)
         for variant in self.variants:
-            sig = variant.typer(*argtypes)
+            sig = variant.typer(*(argtypes if variant.literal_args else plain))
             if sig is not None:
                 return sig, variant
         return None, None
@@ -74,16 +80,20 @@ def define(key, *variants, name=None):
     return op
 
 
-def make_builtin(name, doc):
+def make_builtin(name, doc, python=None):
     """A public builtin function: runs as Python, typed and lowered from the table.
 
     The parameter names of the usage that starts *doc* (``"pow(x, y): ..."``) let the
     arguments be passed by keyword, as in Warp (``pow(y=4.0, x=2.0)``), in Python and in
-    compiled code (:data:`PARAMS_ATTRIBUTE`)."""
+    compiled code (:data:`PARAMS_ATTRIBUTE`).  *python* (``python(*args)``), when given,
+    runs the call in Python instead of the table's formula: Warp's builtins that update
+    a Python value in place (``transform_set_translation``), which compiled code cannot."""
 
     def builtin(*args, **kwargs):
         if kwargs:
-            args = fold_keywords(name, params, args, kwargs)
+            args = fold_keywords(name, keyword_params(params, args, kwargs), args, kwargs)
+        if python is not None:
+            return python(*args)
         return apply_python(builtin, args)
 
     params = usage_params(name, doc)
@@ -100,12 +110,33 @@ PARAMS_ATTRIBUTE = "__sim_params__"
 
 def usage_params(name, doc):
     """The parameter names of the usage ``name(a, b)`` that starts *doc*, or () when there is
-    none or it has optional or variadic parts."""
-    match = re.match(rf"{re.escape(name)}\(([^)]*)\)", doc or "")
-    if match is None:
-        return ()
-    params = tuple(p.strip() for p in match.group(1).split(","))
-    return params if all(p.isidentifier() for p in params) else ()
+    none or it has optional or variadic parts.  Where more lines of *doc* start with another
+    usage of other names (Warp's overloads name their parameters each their own way:
+    ``transform_point(xform, point)``, ``transform_point(mat, point)``), a tuple of the
+    alternatives (:func:`keyword_params` picks one per call)."""
+    found = []
+    for match in re.finditer(rf"^{re.escape(name)}\(([^)]*)\)", doc or "", re.MULTILINE):
+        params = tuple(p.strip() for p in match.group(1).split(","))
+        if not all(p.isidentifier() for p in params):
+            if not found:
+                return ()
+            continue
+        if params not in found:
+            found.append(params)
+    if len(found) <= 1:
+        return found[0] if found else ()
+    return tuple(found)
+
+
+def keyword_params(params, args, kws):
+    """The parameter names a call with *args* and keywords *kws* uses: *params* itself, or of
+    its alternatives (see :func:`usage_params`) the first that names every keyword."""
+    if not params or not isinstance(params[0], tuple):
+        return params
+    for candidate in params:
+        if set(kws) <= set(candidate[len(args):]):
+            return candidate
+    return params[0]
 
 
 def fold_keywords(name, params, args, kws):
@@ -179,15 +210,19 @@ def scalar_for(value_type, scalar, name, argtypes):
 
 
 def _python_type(value):
+    """The Numba type of a Python-mode argument, as compiled code types it: a Python int is
+    an int literal (the scalar rule's: ``mul(2, 3)`` is int32, ``mul(i, 3)`` i's type)."""
+    if type(value) is int and -2**63 <= value < 2**64:
+        return types.literal(value)
+    if type(value) is scalar_rule.FloatLiteral:  # a float literal of a func run as Python
+        return types.float32
     return typeof(value)
 
 
 def _to_components(value, numba_type):
     if isinstance(numba_type, ValueType):
         return [numba_type.spec.scalar_type(x) for x in value._components()]
-    scalar_type = numpy_support.as_dtype(numba_type).type
-    with np.errstate(all="ignore"):
-        return scalar_type(value)
+    return scalar_rule.convert(value, numpy_support.as_dtype(numba_type).type)  # ints wrap
 
 
 def from_components(result, numba_type):
@@ -211,7 +246,9 @@ def apply_python(key, args):
     try:
         sig, variant = op.resolve(argtypes)
     except TypingError as e:
-        raise TypeError(str(e)) from None
+        if _is_operator(key) or isinstance(key, type):
+            raise TypeError(str(e)) from None
+        raise BuiltinArgumentError(f"{e}. {_warp_sentence(op, args)}") from None
     if sig is None:
         if _is_operator(key):
             return NotImplemented
@@ -229,9 +266,43 @@ def _is_operator(key):
 _OPERATOR_FUNCTIONS = {f for f in vars(operator).values() if callable(f)}
 
 
+class BuiltinArgumentError(TypeError, RuntimeError):
+    """A builtin called in Python with arguments it does not take: a TypeError, and the
+    RuntimeError Warp raises there, whose sentence ends the message."""
+
+
+def _warp_sentence(op, args):
+    """Warp's words for a Python call no overload takes (its types as Warp names them)."""
+    names = ", ".join(type_repr(type(a)) for a in args)
+    return f"Couldn't find a function '{op.name}' compatible with the arguments '{names}'"
+
+
+def warp_type_name(numba_type):
+    """A Numba type as Warp's messages name it (``float32``, ``vec3f``; an int literal
+    ``int32``, its type in Warp); other types as Numba writes them."""
+    if isinstance(numba_type, types.IntegerLiteral):
+        return "int32" if scalar_rule.from_numba(numba_type).dtype == scalar_rule.INT32 \
+            else str(types.unliteral(numba_type))
+    numba_type = types.unliteral(numba_type)
+    if isinstance(numba_type, ValueType):
+        return type_repr(numba_type.python_class)
+    if isinstance(numba_type, (types.Integer, types.Float, types.Boolean)):
+        return type_repr(numpy_support.as_dtype(numba_type).type)
+    return str(numba_type)
+
+
+def compiled_warp_sentence(name, argtypes):
+    """Warp's words for a kernel's call of builtin *name* that no overload takes."""
+    return (f"Couldn't find function overload for '{name}' that matched inputs with types: "
+            f"[{', '.join(warp_type_name(t) for t in argtypes)}]")
+
+
 def _raise_unsupported(op, args):
     names = ", ".join(type(a).__name__ for a in args)
-    raise TypeError(f"{op.name}() does not accept arguments of type ({names})")
+    if isinstance(op.key, type):
+        raise TypeError(f"{op.name}() does not accept arguments of type ({names})")
+    raise BuiltinArgumentError(f"{op.name}() does not accept arguments of type ({names}). "
+                               f"{_warp_sentence(op, args)}")
 
 
 def construct_python(cls, args):

@@ -22,7 +22,9 @@ from numba.core.typing import signature
 from numba_sim import algebra, registry
 from numba_sim.lowering import operations as operations_lowering
 from numba_sim.kernel_ops import SCALAR_FORMULAS
-from numba_sim.operations import Variant, define, fail, is_scalar, is_value, scalar_for
+from numba_sim.operations import (
+    PARAMS_ATTRIBUTE, Variant, define, fail, is_scalar, is_value, scalar_for,
+)
 from numba_sim.types import CLASSES, KIND_MAT, KIND_QUAT, KIND_TRANSFORM, KIND_VEC, on_new_spec
 from numba_sim.typing import operations as operations_typing
 from numba_sim.typing.value_types import VALUE_TYPES, ValueType, value_type_of
@@ -296,7 +298,7 @@ def _flat_arity_message(spec):
         return (f"{spec.name}() takes no argument (zeros), one scalar (fill), "
                 f"{spec.size} scalars (by rows) or a {spec.shape[0]}x{spec.shape[1]} matrix")
     if spec.kind == KIND_TRANSFORM:
-        return (f"{spec.name}() takes no argument (identity), (p: vec3, q: quat), "
+        return (f"{spec.name}() takes no argument (identity), (p: vec3, q: quat), (p: vec3), "
                 "7 scalars or a transform")
     extra = ", (xyz: vec3, w)" if spec.kind == KIND_QUAT else ""
     if _takes_two_vec3(spec):
@@ -317,6 +319,9 @@ def _constructor_typer(value_type):
                 and len(args) in (1, spec.size):  # Warp's vectors of bool take bools
             return signature(value_type, *[dtype] * len(args))
         if len(args) == 1 and is_value(args[0], spec.kind) and args[0].shape == spec.shape:
+            if spec.kind == KIND_TRANSFORM and args[0].dtype != dtype:
+                fail(name, args, f"copy constructing a transform requires matching source and "
+                                 f"target dtypes, got `{args[0].dtype}` and `{dtype}`")
             return signature(value_type, args[0])
         if spec.kind == KIND_QUAT and len(args) == 2 and is_value(args[0], KIND_VEC) \
                 and args[0].size == 3 and is_scalar(args[1]):
@@ -328,10 +333,11 @@ def _constructor_typer(value_type):
                                  f"{value_type_of(KIND_VEC, args[0].dtype, (6,))}(w, v) for "
                                  f"these, or convert the vectors first")
             return signature(value_type, *args)
-        if spec.kind == KIND_TRANSFORM and len(args) == 2 and is_value(args[0], KIND_VEC) \
-                and args[0].size == 3 and is_value(args[1], KIND_QUAT):
+        if spec.kind == KIND_TRANSFORM and len(args) in (1, 2) and is_value(args[0], KIND_VEC) \
+                and args[0].size == 3 and (len(args) == 1 or is_value(args[1], KIND_QUAT)):
+            # transform(p, q), and Warp's transform(p) (q: the identity rotation)
             return signature(value_type, value_type_of(KIND_VEC, dtype, (3,)),
-                             value_type_of(KIND_QUAT, dtype, (4,)))
+                             *[value_type_of(KIND_QUAT, dtype, (4,))] * (len(args) - 1))
         if spec.kind == KIND_MAT and args and all(is_value(a, KIND_VEC) for a in args):
             fail(name, args, "matrices are not built from vectors by the constructor: use "
                              "matrix_from_rows(...) or matrix_from_cols(...)")
@@ -354,6 +360,8 @@ def _constructor_formula(sig, *args):
         flat.extend(arg if isinstance(argtype, ValueType) else [arg])
     if not flat:
         return [0] * 6 + [1] if spec.kind == KIND_TRANSFORM else [0] * spec.size
+    if spec.kind == KIND_TRANSFORM and len(flat) == 3:  # transform(p): identity rotation
+        flat = flat + [algebra.zero_like(flat[0])] * 3 + [algebra.one_like(flat[0])]
     flat = [algebra.cast(x, spec.scalar_type) for x in flat]
     return flat * spec.size if len(flat) == 1 else flat
 
@@ -361,6 +369,8 @@ def _constructor_formula(sig, *args):
 def _define_constructor(spec):
     define(CLASSES[spec], Variant(_constructor_typer(VALUE_TYPES[spec]), _constructor_formula),
            name=spec.name)
+    if spec.kind == KIND_TRANSFORM:  # Warp's transform(p=..., q=...), in kernels too
+        setattr(CLASSES[spec], PARAMS_ATTRIBUTE, ("p", "q"))
 
 
 for _spec in list(CLASSES):

@@ -17,6 +17,19 @@ from numba_sim.cuda_runtime import as_cuda_array
 from numba_sim.types import Value
 
 
+class ArgumentTypeError(TypeError, RuntimeError):
+    """A launch argument of the wrong kind or dtype: a TypeError, and a RuntimeError as
+    Warp's launch raises for it (so code that catches Warp's error ports)."""
+
+
+class ArgumentValueError(ValueError, RuntimeError):
+    """A launch argument of the right kind but the wrong dims, shape or layout: a ValueError,
+    and a RuntimeError as Warp's launch raises for it."""
+
+
+_LAUNCH_ERRORS = {TypeError: ArgumentTypeError, ValueError: ArgumentValueError}
+
+
 class Parameter:
     """One kernel parameter: its name and normalized annotation."""
 
@@ -59,6 +72,7 @@ class Parameter:
                    f"shape {tuple(value.shape)} on {device}")
         else:
             got = f"{type(value).__name__} {value!r}"[:200]
+        error = _LAUNCH_ERRORS.get(error, error)
         raise error(f"{kernel.__qualname__}: parameter {self.name!r}: expected {expected}, "
                     f"got {got}{fix}")
 

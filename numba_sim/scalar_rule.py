@@ -23,8 +23,10 @@ The rule, for the operands of ``+ - * / // % ** & | ^ << >>``:
 
 The result keeps the common type (int32 * int32 is int32 and wraps).  Float
 literals are float32 before this rule sees them: the kernel rewrite
-(kernel_language.py) wraps each in ``float32()``, in compiled code and in a
-``@sim.func`` run as Python alike.
+(kernel_language.py) turns each into ``kernel_ops.float_literal(bits)``, a float32
+(compiled: typing/kernel_ops.py's ``FloatLiteral`` type; in a ``@sim.func`` run as
+Python: :class:`FloatLiteral`) that converts to float64 from the value written, so
+``d * 0.1`` for a float64 ``d`` and ``vec3d(0.1)`` keep 0.1 to double precision.
 
 The rule is one function, :func:`common_dtype`, over :class:`Scalar`: a NumPy
 dtype and whether the operand is an int literal.  Two thin adapters describe
@@ -107,17 +109,35 @@ def from_numba(numba_type):
     """The :class:`Scalar` of a Numba int or float type, or None for any other type."""
     if isinstance(numba_type, types.IntegerLiteral):
         return Scalar(literal_dtype(numba_type.literal_value), literal=True)
+    numba_type = types.unliteral(numba_type)  # a float literal: float32
     if isinstance(numba_type, (types.Integer, types.Float)):
         return Scalar(np.dtype(numpy_support.as_dtype(numba_type)))
     return None
 
 
+class FloatLiteral(float):
+    """A float literal of kernel source, in Python mode (``kernel_ops.float_literal``): a
+    float32 for the rule, which converts to float64 from the value written (as compiled
+    code's float literals do: typing/kernel_ops.py)."""
+
+    __slots__ = ()
+
+    def __neg__(self):
+        return FloatLiteral(-float(self))
+
+
+FLOAT32 = np.dtype(np.float32)
+
+
 def from_python(value):
     """The :class:`Scalar` of a Python-mode operand, or None when it is not a scalar.
 
-    NumPy ints and floats give their dtype, a Python float float64, a Python
-    int a literal; bools are not scalars of the rule.
+    NumPy ints and floats give their dtype, a Python float float64 (a float literal of
+    kernel source, :class:`FloatLiteral`, float32), a Python int a literal; bools are not
+    scalars of the rule.
     """
+    if type(value) is FloatLiteral:
+        return Scalar(FLOAT32)
     if type(value) is int:
         return Scalar(literal_dtype(value), literal=True)
     if type(value) is float:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from numba_sim import scalar_rule
+from numba_sim import scalar_rule, scalars
 
 KIND_VEC, KIND_MAT, KIND_QUAT, KIND_TRANSFORM = "vec", "mat", "quat", "transform"
 
@@ -267,7 +267,9 @@ def _constructor_args(spec, args):
     (tuple, list, NumPy array) is unpacked, a matrix's rows given as sequences are flattened,
     Python ints wrap to an int type, and a wrong count of scalars is Warp's ValueError.
     A transform takes (p, q) as sequences too, and a lone sequence is its p (Warp's)."""
-    if spec.kind == KIND_TRANSFORM and 1 <= len(args) <= 2 and _is_sequence(args[0]):
+    if spec.kind == KIND_TRANSFORM and 1 <= len(args) <= 2 and (
+            _is_sequence(args[0]) or (isinstance(args[0], Value) and args[0].spec.kind == KIND_VEC
+                                      and len(args) == 2 and not isinstance(args[1], Value))):
         p, q = (args + ((0, 0, 0, 1),))[:2]
         return (CLASSES[vec_spec(3, spec.dtype)](p),
                 q if isinstance(q, Value) else CLASSES[find_spec(KIND_QUAT, spec.dtype, (4,))](q))
@@ -293,13 +295,20 @@ def _constructor_args(spec, args):
     return args
 
 
+def sliced_shape(shape):
+    """The shape of a slice of a value: *shape*, but a matrix with no rows or no columns is
+    0x0 (Warp's rule: ``m[4:]`` of a 4x4 matrix is a ``matrix((0, 0))``)."""
+    return (0, 0) if len(shape) == 2 and 0 in shape else tuple(shape)
+
+
 def _wrap(spec, part):
     """A piece of *spec*'s storage as Warp returns it: a scalar, or a new vector or matrix
     of the piece's shape."""
     if part.ndim == 0:
         return part[()]
     kind = KIND_VEC if part.ndim == 1 else KIND_MAT
-    return CLASSES[find_spec(kind, spec.dtype, part.shape)]._from_components(part.reshape(-1))
+    return CLASSES[find_spec(kind, spec.dtype, sliced_shape(part.shape))]._from_components(
+        part.reshape(-1))
 
 
 def _index(index, bound, spec):
@@ -476,7 +485,7 @@ class Value:
 
     def __repr__(self):
         items = ", ".join(_scalar_repr(self.spec.dtype, x) for x in self._storage.reshape(-1))
-        if self.spec.kind == KIND_MAT:
+        if self.spec.kind == KIND_MAT and self.spec.size:
             rows = np.array(items.split(", "), dtype=object).reshape(self.spec.shape)
             items = ", ".join(f"[{', '.join(row)}]" for row in rows)
         return f"{self.spec.warp_name}([{items}])"
@@ -563,13 +572,20 @@ def _install_operators():
 _install_operators()
 
 
+_SCALAR_CLASSES = {np.dtype(t): t for t in scalars.SCALAR_TYPES + (scalars.bool,)}
+
+
 def _make_class(spec, module="numba_sim"):
     """The class of *spec*: Warp's predefined types live in ``numba_sim``, vectors and
-    matrices made on demand in ``numba_sim.types`` (``numba_sim.types.vec5``)."""
+    matrices made on demand in ``numba_sim.types`` (``numba_sim.types.vec5``).  Warp's class
+    attributes, which Warp code reads: ``_shape_``, ``_length_`` (the components) and
+    ``_wp_scalar_type_`` (the scalar type, ``sim.float32``...)."""
     doc = (f"Warp's ``{spec.name}``: {spec.kind} of shape {spec.shape}, "
            f"{spec.dtype.name} storage.")
     base = MatrixValue if spec.kind == KIND_MAT else Value
-    return type(spec.name, (base,), {"spec": spec, "__doc__": doc, "__module__": module})
+    return type(spec.name, (base,), {
+        "spec": spec, "__doc__": doc, "__module__": module, "_shape_": spec.shape,
+        "_length_": spec.size, "_wp_scalar_type_": _SCALAR_CLASSES[spec.dtype]})
 
 
 CLASSES = {spec: _make_class(spec) for spec in VALUE_TABLE}
@@ -665,3 +681,40 @@ def types_equal(a, b):
         return scalar_dtype(a, allowed=ALL_SCALARS) == scalar_dtype(b, allowed=ALL_SCALARS)
     except TypeError:
         return a == b
+
+
+_SHORT_SCALAR_NAMES = {np.dtype(t): s for t, s in (
+    (np.float32, "f"), (np.float64, "d"), (np.int8, "b"), (np.int16, "s"), (np.int32, "i"),
+    (np.int64, "l"), (np.uint8, "ub"), (np.uint16, "us"), (np.uint32, "ui"), (np.uint64, "ul"))}
+"""Warp's short names of the scalar types in its value types' names (``vec3ub``)."""
+
+
+def type_repr(t):
+    """A type as Warp's messages write it (Warp's ``warp.types.type_repr``): ``float32``,
+    ``vec3f``, ``mat22d``, ``quatf``, ``transformd``, ``vector(length=5, dtype=float32)``,
+    ``matrix(shape=(2, 3), dtype=int8)``; Python's ``float``, ``int`` and ``bool`` as
+    themselves; other classes as ``module.qualname``."""
+    if t is float or t is int or t is bool:
+        return t.__name__
+    spec = getattr(t, "spec", None)
+    if isinstance(spec, ValueSpec):
+        short = _SHORT_SCALAR_NAMES.get(spec.dtype)
+        dtype = _scalar_name(spec.dtype)
+        if spec.kind in (KIND_QUAT, KIND_TRANSFORM):
+            return f"{spec.kind}{short}"
+        if spec.kind == KIND_VEC:
+            if short is not None and spec.shape[0] <= 4:
+                return f"vec{spec.shape[0]}{short}"
+            return f"vector(length={spec.shape[0]}, dtype={dtype})"
+        if short is not None and max(spec.shape) <= 4:
+            return f"mat{spec.shape[0]}{spec.shape[1]}{short}"
+        return f"matrix(shape={spec.shape}, dtype={dtype})"
+    if isinstance(t, type):
+        try:
+            dtype = np.dtype(t)
+        except TypeError:
+            dtype = None
+        if dtype is not None and dtype in ALL_SCALARS:
+            return _scalar_name(dtype)
+        return f"{t.__module__}.{t.__qualname__}"
+    return repr(t)

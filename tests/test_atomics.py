@@ -10,6 +10,7 @@ from numba.core import cgutils, types
 from numba.core.extending import intrinsic
 
 import numba_sim as sim
+from numba_sim.errors import KernelTypingError
 from numba_sim.lowering.atomics import emit_atomic
 
 N = 100_000
@@ -207,8 +208,22 @@ def test_typing_rules():
         atomic_in_njit(readonly, 0, 1.0)
     with pytest.raises(errors, match="2-D array takes 2 integer indices"):
         atomic_in_njit(np.zeros((2, 2), np.float32), 0, 1.0)
-    with pytest.raises(errors, match="no atomics on arrays of int16"):
+    with pytest.raises(errors, match=r"atomic_add\(\) operations only work on arrays with "
+                                     r"\[u\]int32, \[u\]int64, float32, or float64 as the "
+                                     r"underlying scalar types, but got int16 \(with scalar "
+                                     r"type int16\)"):
         atomic_in_njit(np.zeros(2, np.int16), 0, 1)
+
+
+@sim.kernel
+def atomic_on_vec3ub(a: sim.array(dtype=sim.vec3ub)):
+    sim.atomic_max(a, 0, sim.vec3ub(1))
+
+
+def test_unsupported_element_types_are_named_as_warp_names_them():
+    with pytest.raises(KernelTypingError, match=r"atomic_max\(\) operations only work on arrays "
+                                                r".* but got vec3ub \(with scalar type uint8\)"):
+        sim.launch(atomic_on_vec3ub, dim=1, inputs=[sim.zeros(2, dtype=sim.vec3ub)])
 
 
 def test_wrong_calls_say_how_to_call():

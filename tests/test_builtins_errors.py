@@ -85,7 +85,8 @@ def test_compile_time_errors_name_the_types(fn, args, fragments):
     (lambda: sim.sin(3), "floating-point"),
     (lambda: sim.quat_rotate(QD, V3), "one scalar type"),
     (lambda: sim.determinant(M55), "2x2, 3x3 or 4x4 matrix"),
-    (lambda: sim.transform_set_rotation(T, Q), "transform_set_rotation_copy"),
+    (lambda: sim.transform_set_rotation(T, V3), "expected a transform and a quat"),
+    (lambda: sim.transform_set_translation(T, sim.vec3d()), "a vec3 of its scalar type"),
     (lambda: sim.quat_identity(dtype=np.int32), "float32 or float64"),
     (lambda: sim.identity(3, dtyp=np.float32), "unexpected keyword argument 'dtyp'"),
     (lambda: sim.quat_to_axis_angle(Q, V3, 0.0), "axis, angle = quat_to_axis_angle(q)"),
@@ -102,3 +103,13 @@ def test_non_square_matrix_shapes_are_rejected_by_name():
         expected = rf"{builtin.__name__}\(mat23\).*(square matrix|3x3 or 4x4 matrix)"
         with pytest.raises(TypingError, match=expected):
             OPERATIONS[builtin].resolve((mat23,))
+
+
+def test_warps_in_place_transform_setters_update_python_values():
+    """Python values are mutable, so Warp's in-place builtins work there (compiled: the errors
+    above, naming xform.p = p)."""
+    t = sim.transform_identity()
+    assert sim.transform_set_translation(t, sim.vec3(1, 2, 3)) is None
+    assert list(t) == [1, 2, 3, 0, 0, 0, 1]
+    sim.transform_set_rotation(xform=t, q=sim.quat(0, 1, 0, 0))
+    assert list(t) == [1, 2, 3, 0, 1, 0, 0]

@@ -96,10 +96,11 @@ def result_types(x32, i32, i64, v, q):
 
 
 def test_result_types_keep_float32_and_follow_the_values():
-    """Scalars meet at the widest float (an int never promotes float32 to float64)."""
+    """Scalars meet at the widest float (an int never promotes float32 to float64); int
+    literals adopt the type of the int variables (clamp(i32, 0, 10) is int32, as in Warp)."""
     args = (np.float32(1.0), np.int32(-3), np.int64(7), sim.vec3(1, 0, 0), sim.quat(0, 0, 0, 1))
     expected = ("float32", "float32", "int64", "vec3", "quat", "float32", "float32", "float32",
-                "Tuple(vec3, float32)", "int64")
+                "Tuple(vec3, float32)", "int32")
     results = result_types(*args)
     assert [str(t) for t in result_types.nopython_signatures[0].return_type.types] == list(expected)
     in_python = result_types.py_func(*args)

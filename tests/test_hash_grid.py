@@ -624,7 +624,7 @@ def test_native_layouts_match_the_numba_models():
     host_functions["sim_hash_grid_layout"](sizes.ctypes.data)
     context = cpu_target.target_context
     state_bytes = context.get_abi_sizeof(context.get_data_type(hash_grid_query_state_type))
-    assert sizes.tolist() == [8 * HASH_GRID_WORDS, HASH_GRID_QUERY_BYTES] == [40, state_bytes]
+    assert sizes.tolist() == [8 * HASH_GRID_WORDS, HASH_GRID_QUERY_BYTES] == [48, state_bytes]
 
 
 def test_public_names():

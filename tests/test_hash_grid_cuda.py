@@ -48,6 +48,18 @@ def count_neighbours_kernel(grid, points, radius, counts):
         counts[i] = count
 
 
+def count_group_neighbours_kernel(grid, points, groups, radius, counts):
+    i = cuda.grid(1)
+    if i < points.shape[0]:
+        p = sim.vec3(points[i, 0], points[i, 1], points[i, 2])
+        count = 0
+        for j in spatial.hash_grid_query(grid, p, radius, groups[i]):
+            d = sim.vec3(points[j, 0], points[j, 1], points[j, 2]) - p
+            if sim.dot(d, d) <= radius * radius:
+                count += 1
+        counts[i] = count
+
+
 def nested_queries_kernel(grid_a, grid_b, points, radius, counts):
     i = cuda.grid(1)
     if i < points.shape[0]:
@@ -72,6 +84,13 @@ def test_query_kernel_links_offline(offline_cuda, grid_type, cc, lto):
     assert cubin[:4] == b"\x7fELF"
 
 
+@pytest.mark.parametrize("grid_type", [hash_grid_type, types.uint64], ids=["HashGrid", "uint64"])
+def test_grouped_query_kernel_links_offline(offline_cuda, grid_type):
+    argtypes = (grid_type, POINTS, INDICES, types.float32, INDICES)
+    cubin = offline_cuda.cubin(count_group_neighbours_kernel, argtypes, cc=(7, 5), lto=True)
+    assert cubin[:4] == b"\x7fELF"
+
+
 def test_nested_queries_on_two_grids_link_offline(offline_cuda):
     argtypes = (hash_grid_type, types.uint64, POINTS, types.float32, INDICES)
     assert offline_cuda.cubin(nested_queries_kernel, argtypes)[:4] == b"\x7fELF"
@@ -92,6 +111,9 @@ BUILD_KERNEL_ARGTYPES = {
     hash_grid_build_cuda.set_descriptor_kernel:
         (types.uint64,) + (types.int64,) * 4 + (types.float32, INDICES, INDICES),
     hash_grid_build_cuda.point_cells_kernel: (types.uint64, POINTS, types.int64, INDICES, INDICES),
+    hash_grid_build_cuda.set_groups_kernel: (types.uint64, INDICES),
+    hash_grid_build_cuda.group_keys_kernel: (INDICES, types.int64, INDICES),
+    hash_grid_build_cuda.gather_kernel: (INDICES, types.int64, INDICES, INDICES),
     cuda_radix_sort.radix_count_kernel: (INDICES, types.int64, types.int64, INDICES),
     cuda_radix_sort.radix_scatter_kernel: (INDICES,) * 4 + (types.int64, types.int64, INDICES),
     cuda_radix_sort.scan_blocks_kernel: (INDICES, types.int64, INDICES),

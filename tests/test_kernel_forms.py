@@ -107,15 +107,20 @@ def test_a_local_name_shadows_a_global_float():
 
 
 def test_static_errors_name_the_expression_and_the_line():
+    # a kernel's source errors are raised when it is built (its first launch), as Warp's
+    @sim.kernel
+    def bad(out: sim.array(dtype=float)):
+        out[0] = sim.static(1 / 0)
+
     with pytest.raises(KernelSourceError, match=r"sim.static\(1 / 0\) failed .*ZeroDivision"):
-        @sim.kernel
-        def bad(out: sim.array(dtype=float)):
-            out[0] = sim.static(1 / 0)
+        sim.launch(bad, dim=1, inputs=[np.zeros(1, np.float32)])
+
+    @sim.kernel
+    def bad2(out: sim.array(dtype=float)):
+        out[0] = sim.static(1, 2)
 
     with pytest.raises(KernelSourceError, match="sim.static takes one expression"):
-        @sim.kernel
-        def bad2(out: sim.array(dtype=float)):
-            out[0] = sim.static(1, 2)
+        bad2.compile("cpu", [np.zeros(1, np.float32)])
 
 
 def test_static_outside_a_kernel_is_the_value():

@@ -149,10 +149,13 @@ def test_plain_numba_keeps_numbas_rules():
 def test_warp_output_argument_form_is_rejected_naming_ours():
     if not hasattr(sim, "quat_to_axis_angle"):
         pytest.skip("quat_to_axis_angle not available")
+    @sim.kernel
+    def warp_form(q: sim.quat, axis: sim.array(dtype=sim.vec3), angle: sim.array(dtype=float)):
+        sim.quat_to_axis_angle(q, axis[0], angle[0])
+
     with pytest.raises(SyntaxError, match=r"axis, angle = quat_to_axis_angle\(q\)"):
-        @sim.kernel
-        def warp_form(q: sim.quat, axis: sim.array(dtype=sim.vec3), angle: sim.array(dtype=float)):
-            sim.quat_to_axis_angle(q, axis[0], angle[0])
+        sim.launch(warp_form, dim=1, inputs=[sim.quat_identity(), np.zeros((1, 3), np.float32),
+                                             np.zeros(1, np.float32)])
 
 
 def test_index_expressions_with_side_effects_are_evaluated_once():

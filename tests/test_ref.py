@@ -116,7 +116,8 @@ def test_arguments_that_are_not_storage_are_rejected_at_the_call(body, message, 
     source.write_text(
         "import numba_sim as sim\n\n"
         "@sim.kernel\n"
-        f"def bad(a: sim.array(dtype=float)):\n    {body}\n")
+        f"def bad(a: sim.array(dtype=float)):\n    {body}\n\n"
+        "bad.compile('cpu', [sim.zeros(1)])\n")  # a kernel's errors come when it is built
     namespace = {"__name__": "bad_reference", "__file__": str(source), "exchange": exchange,
                  "increment": increment, "make_counter": make_counter}
     with pytest.raises(KernelSourceError, match=f"sim.ref parameter|{message}") as info:
@@ -131,7 +132,8 @@ def test_overloads_taking_references_are_rejected_at_the_call(tmp_path):
         "import numba_sim as sim\n\n"
         "@sim.func\ndef twice(x: sim.ref[sim.int32]):\n    x *= 2\n\n"
         "@sim.func\ndef twice(x: sim.ref[sim.float32]):\n    x *= 2.0\n\n"
-        "@sim.kernel\ndef bad(a: sim.array(dtype=float)):\n    twice(a[0])\n")
+        "@sim.kernel\ndef bad(a: sim.array(dtype=float)):\n    twice(a[0])\n\n"
+        "bad.compile('cpu', [sim.zeros(1)])\n")
     namespace = {"__name__": "overloaded_reference", "__file__": str(source)}
     with pytest.raises(KernelSourceError, match="twice has overloads with sim.ref parameters"):
         exec(compile(source.read_text(), str(source), "exec"), namespace)

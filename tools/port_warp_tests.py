@@ -378,14 +378,44 @@ def rewrite_source(source, dropped=(), guarded=()):
     return source, dict(sorted(counts.items()))
 
 
+def _string_annotations(source, lines, offsets):
+    """The (start, end) offsets of the string annotations of *source*'s functions
+    (``def f(a: "wp.array(dtype=T)") -> "wp.vec3":``): they are code that Python evaluates,
+    so the line rewrites apply inside them."""
+    spans = set()
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        arguments = node.args
+        annotations = [a.annotation for a in arguments.posonlyargs + arguments.args
+                       + arguments.kwonlyargs + [arguments.vararg, arguments.kwarg]
+                       if a is not None] + [node.returns]
+        for annotation in annotations:
+            if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+                spans.add((_offset(lines, offsets, annotation.lineno, annotation.col_offset),
+                           _offset(lines, offsets, annotation.end_lineno,
+                                   annotation.end_col_offset)))
+    return spans
+
+
+def _offset(lines, offsets, lineno, byte_column):
+    """The character offset in the source of an AST position (its column counts UTF-8
+    bytes)."""
+    line = lines[lineno - 1]
+    return offsets[lineno - 1] + len(line.encode()[:byte_column].decode())
+
+
 def _protect_strings(source):
     """*source* with every string literal replaced by a numbered placeholder (the line
-    rewrites apply to code only: messages and docstrings keep Warp's names)."""
+    rewrites apply to code only: messages and docstrings keep Warp's names), except the
+    string annotations of functions, which are code (`_string_annotations`)."""
     lines = source.splitlines(keepends=True)
     offsets = _line_offsets(source)
+    annotations = _string_annotations(source, lines, offsets)
     spans = [(offsets[tok.start[0] - 1] + tok.start[1], offsets[tok.end[0] - 1] + tok.end[1])
              for tok in tokenize.generate_tokens(iter(lines).__next__)
              if tok.type == tokenize.STRING]
+    spans = [span for span in spans if span not in annotations]
     strings, parts, pos = [], [], 0
     for start, end in spans:
         parts.append(source[pos:start])

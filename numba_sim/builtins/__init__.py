@@ -16,7 +16,7 @@ from numba_sim.threads import static
 
 FAMILIES = ("scalar_math", "vector", "matrix", "quaternion", "transform", "spatial", "geometry",
             "atomics", "random",
-            "debug", "noise", "linalg", "constants")
+            "debug", "noise", "linalg", "constants", "algorithms")
 
 __all__ = []
 for _family in FAMILIES:

@@ -41,10 +41,11 @@ import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
 from numba.core.typing import signature
+from numba.np import numpy_support
 
 from numba_sim.builtins.forms import intrinsic_builtin
 from numba_sim.lowering.atomics import SUPPORTED_TYPES, lower_atomic
-from numba_sim.types import Value
+from numba_sim.types import Value, type_repr
 from numba_sim.typing.value_types import ValueType
 
 _PYTHON_LOCK = threading.Lock()
@@ -142,9 +143,10 @@ def _resolve(name, args):
         raise TypingError(f"{usage}: the array {arr} is read-only")
     dtype = arr.dtype
     scalar = dtype.dtype if isinstance(dtype, ValueType) else dtype
-    if scalar not in SUPPORTED_TYPES:
-        raise TypingError(f"{usage}: no atomics on arrays of {dtype}; supported element types "
-                          f"are {', '.join(map(str, SUPPORTED_TYPES))} and value types over them")
+    if scalar not in SUPPORTED_TYPES:  # Warp's sentence (its list less float16 / bfloat16)
+        raise TypingError(f"{name}() operations only work on arrays with [u]int32, [u]int64, "
+                          f"float32, or float64 as the underlying scalar types, but got "
+                          f"{_type_repr(dtype)} (with scalar type {_type_repr(scalar)})")
     if name in _BITWISE and not isinstance(scalar, types.Integer):
         raise TypingError(f"{usage}: bitwise atomics take arrays of integers or of integer "
                           f"vectors / matrices, not of {dtype}")
@@ -160,6 +162,13 @@ def _resolve(name, args):
         raise TypingError(f"{usage}: a {value} value for an array of {dtype} (convert it "
                           f"explicitly, e.g. {dtype}(value))")
     return signature(dtype, arr, *[types.intp] * arr.ndim, dtype)
+
+
+def _type_repr(numba_type):
+    """A Numba scalar or value type as Warp's messages name it (``int8``, ``vec3b``)."""
+    if isinstance(numba_type, ValueType):
+        return type_repr(numba_type.python_class)
+    return type_repr(numpy_support.as_dtype(numba_type).type)
 
 
 def _atomic_builtin(op, doc):

@@ -16,7 +16,10 @@ Scalar rules (Warp's, relaxed only where plain Numba code needs it):
   operators do (``lerp(a, b, 0.5)`` stays vec3);
 * scalars alone meet at a common type: the widest float among them (so
   ``pow(x, 2)`` stays float32 and never turns float64 by accident), else the
-  NumPy promotion of the integers;
+  NumPy promotion of the integer variables, which int literals adopt as the
+  kernel language's scalar rule has it (``max(i, 0)`` keeps the type of ``i``;
+  ``mul(2, 3)`` of two literals is int32, or int64 when one needs it; in Python a
+  Python int is a literal);
 * ``floats_only`` forms (Warp's ``Float``) reject integer types with a message
   that says how to convert.
 
@@ -66,12 +69,13 @@ from numba.core.typing.templates import AbstractTemplate
 from numba.core.typing.typeof import typeof
 from numba.np import numpy_support
 
+from numba_sim import scalar_rule
 from numba_sim.lowering.intrinsics import compiled
 from numba_sim.lowering.operations import components as formula_inputs
 from numba_sim.lowering.operations import pack as pack_result
 from numba_sim.operations import (
     OPERATIONS, Operation, Variant, define, fail, fold_keywords, from_components, is_scalar,
-    is_value, make_builtin, python_signature, scalar_for,
+    is_value, keyword_params, make_builtin, python_signature, scalar_for,
 )
 from numba_sim.registry import lowering_registry, typing_registry
 from numba_sim.types import KIND_MAT, KIND_QUAT, KIND_TRANSFORM, KIND_VEC
@@ -168,7 +172,9 @@ class Form:
         return f"{name}({', '.join(p.describe for p in self.params)})"
 
     def typer(self, name):
-        def typer(*args):
+        def typer(*args):  # int literals as literals (the scalar rule's), others plain
+            args = tuple(a if isinstance(a, types.IntegerLiteral) else types.unliteral(a)
+                         for a in args)
             if len(args) != len(self.params) or not all(
                     p.matches(a) for p, a in zip(self.params, args)):
                 return None
@@ -211,13 +217,20 @@ def _float_name(value):
 
 def common_scalar(name, argtypes, floats_only):
     """The type that scalar arguments meet at (see the module docstring)."""
-    floats = [t for t in argtypes if isinstance(t, types.Float)]
+    floats = [types.unliteral(t) for t in argtypes if isinstance(t, types.Float)]
     if floats:
         return sorted(floats, key=lambda t: t.bitwidth)[-1]
     if floats_only:
         fail(name, argtypes, f"{name} takes floating-point arguments (Warp's rule); convert "
                              f"integers first, e.g. float32(x)")
-    promoted = np.result_type(*[numpy_support.as_dtype(t) for t in argtypes])
+    variables = [t for t in argtypes if not isinstance(t, types.IntegerLiteral)]
+    if not variables:  # literals alone: int32, or the type one of them needs
+        common = scalar_rule.from_numba(argtypes[0])
+        for t in argtypes[1:]:
+            common = scalar_rule.Scalar(
+                scalar_rule.common_dtype(common, scalar_rule.from_numba(t)), literal=True)
+        return numpy_support.from_dtype(common.dtype)
+    promoted = np.result_type(*[numpy_support.as_dtype(t) for t in variables])
     if promoted.kind not in "iu":
         fail(name, argtypes, f"{name} cannot mix these integer types; convert one first")
     return numpy_support.from_dtype(promoted)
@@ -235,15 +248,17 @@ def _usage_error(name, forms, hint):
 def builtin(name, doc, *forms, hint=None):
     """Define the public builtin *name* from its forms; returns the Python function."""
     fn = make_builtin(name, doc)
-    variants = [Variant(form.typer(name), form.formula) for form in forms]
+    variants = [Variant(form.typer(name), form.formula, literal_args=True) for form in forms]
     define(fn, *variants, Variant(_usage_error(name, forms, hint), None), name=name)
     return fn
 
 
-def custom_builtin(name, doc, typer, formula):
-    """A builtin with one hand-written typer (variadic builtins, delegating ones)."""
-    fn = make_builtin(name, doc)
-    define(fn, Variant(typer, formula), name=name)
+def custom_builtin(name, doc, typer, formula, python=None, literal_args=False):
+    """A builtin with one hand-written typer (variadic builtins, delegating ones); *python*
+    as :func:`numba_sim.operations.make_builtin`'s; *literal_args*: the typer sees int
+    literals as literals (:class:`numba_sim.operations.Variant`)."""
+    fn = make_builtin(name, doc, python)
+    define(fn, Variant(typer, formula, literal_args=literal_args), name=name)
     return fn
 
 
@@ -443,8 +458,9 @@ def dtype_only_typer(name, kind, shape, noun):
 
 
 def constant_dtype(name, args, index, default=types.float32):
-    """The scalar type named by argument *index* (absent: *default*)."""
-    if index >= len(args):
+    """The scalar type named by argument *index* (absent or None: *default*, as Warp's
+    ``dtype=None``)."""
+    if index >= len(args) or isinstance(args[index], (types.NoneType, types.Omitted)):
         return default
     dtype = dtype_argument(args[index])
     if dtype is None:
@@ -553,16 +569,24 @@ def _overloads_python(name, overloads):
     return python
 
 
-def _register_intrinsic(fn, name, typer, lowerings):
+def _register_intrinsic(fn, name, typer, lowerings, keywords=()):
     """Typing of calls of *fn* by ``typer(*argtypes)`` and its ``(pattern, lower)``
-    lowerings, in numba_sim's registries (so on the CPU and the CUDA target)."""
+    lowerings, in numba_sim's registries (so on the CPU and the CUDA target); keyword
+    arguments by the parameter names *keywords* (see :func:`intrinsic_builtin`)."""
     class Template(AbstractTemplate):
         key = fn
 
         def generic(self, args, kws):
-            if kws:
-                raise TypingError(f"{name}() takes no keyword arguments")
-            return typer(*(types.unliteral(a) for a in args))
+            if not kws:
+                return typer(*(types.unliteral(a) for a in args))
+            params = keyword_params(keywords, args, kws)
+            try:
+                folded = fold_keywords(name, params, args, kws)
+            except TypeError as e:
+                raise TypingError(str(e)) from None
+            sig = typer(*(types.unliteral(a) for a in folded))
+            return None if sig is None else sig.replace(
+                pysig=python_signature(params[:len(folded)]))
 
     Template.__name__ = f"Typing_{name}"
     typing_registry.register_global(fn, types.Function(Template))
@@ -570,7 +594,7 @@ def _register_intrinsic(fn, name, typer, lowerings):
         lowering_registry.lower(fn, *pattern)(lower)
 
 
-def intrinsic_builtin(name, doc, *overloads, typer=None, python=None, lower=None):
+def intrinsic_builtin(name, doc, *overloads, typer=None, python=None, lower=None, keywords=()):
     """Define the public builtin *name* that is not a formula; returns the Python function.
 
     Either *overloads* (:class:`Overload`): each lists its parameter kinds and
@@ -586,7 +610,10 @@ def intrinsic_builtin(name, doc, *overloads, typer=None, python=None, lower=None
 
     In Python the builtin runs the implementation with NumPy's overflow warnings
     off (integer arithmetic wraps silently, as in compiled code); compiled, the
-    lowering, on the CPU and the CUDA target.  Keyword arguments are rejected.
+    lowering, on the CPU and the CUDA target.  Keyword arguments are rejected, unless
+    *keywords* names the parameters (Warp's names): one tuple of names, or a tuple of
+    alternatives, one per way of calling (``(("state", "xy", ...), ("state", "xyz", ...))``),
+    of which a call uses the first that names its keywords.
     """
     if overloads:
         if any(x is not None for x in (typer, python, lower)):
@@ -599,14 +626,16 @@ def intrinsic_builtin(name, doc, *overloads, typer=None, python=None, lower=None
             raise TypeError(f"{name}: without overloads, give typer, python and lower")
         lowerings = [((types.VarArg(types.Any),), lower)]
 
-    def builtin(*args):
+    def builtin(*args, **kwargs):
+        if kwargs:
+            args = fold_keywords(name, keyword_params(keywords, args, kwargs), args, kwargs)
         with np.errstate(over="ignore"):  # integer arithmetic wraps, as in compiled code
             return python(*args)
 
     builtin.__name__ = builtin.__qualname__ = name
     builtin.__module__ = "numba_sim"
     builtin.__doc__ = doc
-    _register_intrinsic(builtin, name, typer, lowerings)
+    _register_intrinsic(builtin, name, typer, lowerings, keywords)
     return builtin
 
 

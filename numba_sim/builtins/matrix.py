@@ -129,7 +129,9 @@ def _function_form(name, op, symbol):
     def operands(argtypes):
         return OPERATIONS[op].resolve(argtypes)
 
-    def typer(*args):
+    def typer(*args):  # int literals as literals (the scalar rule's), others plain
+        args = tuple(a if isinstance(a, types.IntegerLiteral) else types.unliteral(a)
+                     for a in args)
         if len(args) == 2 and all(is_scalar(a) for a in args):
             dtype = common_scalar(name, args, floats_only=False)
             return signature(dtype, dtype, dtype)
@@ -146,7 +148,7 @@ def _function_form(name, op, symbol):
 
     return custom_builtin(
         name, f"{name}(a, b): a {symbol} b, as the operator computes it (Warp's function form "
-              f"of '{symbol}').", typer, formula)
+              f"of '{symbol}').", typer, formula, literal_args=True)
 
 
 mul = _function_form("mul", operator.mul, "*")

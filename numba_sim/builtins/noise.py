@@ -621,6 +621,8 @@ curlnoise = intrinsic_builtin(
     *_curl_defaults(_curl2, VEC2, _VEC2),
     *_curl_defaults(_curl3, VEC3, _VEC3),
     *_curl_defaults(_curl4, VEC4, _VEC3),
+    keywords=tuple(("state", point, "octaves", "lacunarity", "gain")
+                   for point in ("xy", "xyz", "xyzt")),  # Warp's names
 )
 
 __all__ = ["noise", "pnoise", "curlnoise"]

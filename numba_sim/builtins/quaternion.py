@@ -3,14 +3,20 @@
 ``axis, angle = quat_to_axis_angle(q)`` replaces Warp's output-argument form
 ``quat_to_axis_angle(q, axis, angle)``, which is a typing error naming this one.
 ``quat_identity(dtype=float32)`` takes a scalar type (``sim.float64``, ...).
+``quaternion(x, y, z, w, dtype=None)`` is Warp's constructor of any float type, which
+``sim.types.quaternion(...)`` called in a kernel also is.
 """
 
 from numba.core import types
+from numba.core.typing import signature
+
 from numba_sim import algebra
 from numba_sim.builtins.forms import (
-    MAT33_OR_MAT44, QUAT, SCALAR, VEC3, Form, builtin, constant_builtin, dtype_only_typer,
-    same_type, value_result,
+    MAT33_OR_MAT44, QUAT, SCALAR, VEC3, Form, builtin, common_scalar, constant_builtin,
+    dtype_only_typer, keyword_builtin, same_type, value_result,
 )
+from numba_sim.builtins.vector import keyword_dtype, shown
+from numba_sim.operations import fail, is_scalar, is_value
 from numba_sim.types import KIND_MAT, KIND_QUAT, KIND_VEC
 from numba_sim.typing.value_types import value_type_of
 
@@ -89,6 +95,54 @@ quat_rpy = builtin(
          lambda sig, roll, pitch, yaw: algebra.quat_rpy(roll, pitch, yaw)),
 )
 
-__all__ = ["quat_identity", "quat_from_axis_angle", "quat_to_axis_angle", "quat_from_matrix",
+# --------------------------------------------------------------------------
+# quaternion(...): Warp's constructor of any float type, in kernels
+
+
+def _quaternion_typer(args, kws):
+    name = "quaternion"
+    dtype = keyword_dtype(name, args, kws)
+    plain = shown(args)
+    if not args:
+        dtype = dtype or types.float32
+        coerced = ()
+    elif len(args) == 1 and is_value(plain[0], KIND_QUAT):  # a copy, converted to dtype
+        dtype = dtype or plain[0].dtype
+        coerced = plain
+    elif len(args) == 2 and is_value(plain[0], KIND_VEC) and plain[0].size == 3 \
+            and is_scalar(plain[1]):  # (ijk, real)
+        dtype = dtype or plain[0].dtype
+        coerced = (value_type_of(KIND_VEC, dtype, (3,)), dtype)
+    elif len(args) == 4 and all(is_scalar(a) for a in plain):
+        dtype = dtype or common_scalar(name, [types.int32 if isinstance(a, types.IntegerLiteral)
+                                              else a for a in shown(args)], False)
+        coerced = (dtype,) * 4
+    else:
+        fail(name, plain, "expected quaternion(), quaternion(x, y, z, w), quaternion(ijk: vec3, "
+                          "real) or quaternion(q), each with an optional dtype=")
+    result = value_type_of(KIND_QUAT, dtype, (4,))
+    if result is None:
+        fail(name, plain, f"a quaternion's dtype is a float type, not {dtype}")
+    return signature(result, *coerced)
+
+
+def _quaternion_formula(sig, *args):
+    scalar_type = sig.return_type.spec.scalar_type
+    flat = []
+    for arg, argtype in zip(args, sig.args):
+        flat.extend(arg if is_value(argtype) else [arg])
+    return [algebra.cast(x, scalar_type) for x in flat] if flat else [0.0] * 4
+
+
+quaternion = keyword_builtin(
+    "quaternion",
+    "quaternion(*values, dtype=None): Warp's quaternion constructor, in kernels:\n"
+    "quaternion(dtype=float32) zeros, quaternion(x, y, z, w), quaternion(ijk, real) from a\n"
+    "vec3 and a scalar, quaternion(q) converts. The type itself, for annotations and arrays:\n"
+    "sim.types.quaternion(dtype).",
+    ("dtype",), _quaternion_typer, _quaternion_formula,
+)
+
+__all__ = ["quaternion", "quat_identity", "quat_from_axis_angle", "quat_to_axis_angle", "quat_from_matrix",
            "quat_to_matrix", "quat_rotate", "quat_rotate_inv", "quat_inverse", "quat_slerp",
            "quat_rpy"]

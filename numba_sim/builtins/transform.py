@@ -6,11 +6,12 @@
 ``transform_identity(dtype=float32)`` takes a scalar type (also by keyword).
 
 ``transformation(p, q)`` is Warp's newer way to build a transform (``transformation(p)``:
-identity rotation; ``transformation()``: all zeros, as Warp's kernels give; or 1 or 7
-scalars).  Warp's ``transform_set_translation(xform, p)`` and
-``transform_set_rotation(xform, q)`` change ``xform`` in place, which values cannot do
-here: they are errors naming ``xform.p = p`` (kernel language) and the value-returning
-``transform_set_translation_copy`` / ``transform_set_rotation_copy``.
+identity rotation; ``transformation(t)``: a copy; ``transformation()``: all zeros, as
+Warp's kernels give; or 1 or 7 scalars).  Warp's ``transform_set_translation(xform, p)`` and
+``transform_set_rotation(xform, q)`` change ``xform`` in place: in Python (whose values are
+mutable) they do; compiled values cannot, so there they are errors naming ``xform.p = p``
+(kernel language) and the value-returning ``transform_set_translation_copy`` /
+``transform_set_rotation_copy``.
 ``position, rotation, scale = transform_decompose(m)`` returns Warp's tuple.
 """
 
@@ -39,8 +40,8 @@ transform_identity = constant_builtin(
 
 transform_point = builtin(
     "transform_point",
-    "transform_point(t, p): the point p moved by t (rotated, then translated);\n"
-    "transform_point(m, p): (m @ (p, 1))[:3] for a mat44 m.",
+    "transform_point(xform, point): the point moved by xform (rotated, then translated);\n"
+    "transform_point(mat, point): (mat @ (point, 1))[:3] for a mat44 mat.",
     Form((TRANSFORM, VEC3), _VEC3_RESULT, lambda sig, t, p: algebra.transform_point(t, p)),
     Form((MAT44, VEC3), _VEC3_RESULT,
          lambda sig, m, p: algebra.matrix_transform_point(m, p, algebra.one_like(p[0]))),
@@ -48,8 +49,8 @@ transform_point = builtin(
 
 transform_vector = builtin(
     "transform_vector",
-    "transform_vector(t, v): the direction v rotated by t (no translation);\n"
-    "transform_vector(m, v): (m @ (v, 0))[:3] for a mat44 m.",
+    "transform_vector(xform, vec): the direction vec rotated by xform (no translation);\n"
+    "transform_vector(mat, vec): (mat @ (vec, 0))[:3] for a mat44 mat.",
     Form((TRANSFORM, VEC3), _VEC3_RESULT, lambda sig, t, v: algebra.transform_vector(t, v)),
     Form((MAT44, VEC3), _VEC3_RESULT,
          lambda sig, m, v: algebra.matrix_transform_point(m, v, algebra.zero_like(v[0]))),
@@ -110,8 +111,10 @@ transformation = builtin(
     "transformation",
     "transformation(p, q): the transform of translation p (vec3) and rotation q (quat, not\n"
     "normalized), of their scalar type; transformation(p): with the identity rotation;\n"
-    "transformation(7 scalars) or (1 scalar, filling); transformation(): all zeros (Warp).",
+    "transformation(7 scalars) or (1 scalar, filling); transformation(t): a copy of the\n"
+    "transform t; transformation(): all zeros (Warp).",
     Form((VEC3, QUAT), _TRANSFORM_RESULT, lambda sig, p, q: list(p) + list(q)),
+    Form((TRANSFORM,), same_type, lambda sig, t: list(t)),
     Form((VEC3,), _TRANSFORM_RESULT, _with_identity_rotation),
     Form((SCALAR,) * 7, _TRANSFORM_RESULT,
          lambda sig, *xs: [algebra.cast(x, sig.return_type.spec.scalar_type) for x in xs]),
@@ -133,18 +136,36 @@ def _in_place_typer(name, part, copy_name):
     return typer
 
 
+def _in_place_python(name, part, kind):
+    """Python scope: Warp's in-place update of a (mutable) Python transform."""
+    def python(xform, value):
+        spec = getattr(xform, "spec", None)
+        value_spec = getattr(value, "spec", None)
+        if spec is None or spec.kind != KIND_TRANSFORM or value_spec is None \
+                or value_spec.kind != kind or value_spec.dtype != spec.dtype \
+                or value_spec.size != (3 if kind == KIND_VEC else 4):
+            wanted = "vec3" if kind == KIND_VEC else "quat"
+            raise TypeError(f"{name}(xform, {part}): expected a transform and a {wanted} of its "
+                            f"scalar type, got {type(xform).__name__} and {type(value).__name__}")
+        setattr(xform, part, value)
+
+    return python
+
+
 transform_set_translation = custom_builtin(
     "transform_set_translation",
-    "Warp's in-place transform_set_translation(xform, p): an error here naming\n"
-    "xform.p = p and transform_set_translation_copy.",
+    "transform_set_translation(xform, p): Warp's in-place update; in Python it sets xform.p;\n"
+    "compiled, an error naming xform.p = p and transform_set_translation_copy.",
     _in_place_typer("transform_set_translation", "p", "transform_set_translation_copy"), None,
+    python=_in_place_python("transform_set_translation", "p", KIND_VEC),
 )
 
 transform_set_rotation = custom_builtin(
     "transform_set_rotation",
-    "Warp's in-place transform_set_rotation(xform, q): an error here naming\n"
-    "xform.q = q and transform_set_rotation_copy.",
+    "transform_set_rotation(xform, q): Warp's in-place update; in Python it sets xform.q;\n"
+    "compiled, an error naming xform.q = q and transform_set_rotation_copy.",
     _in_place_typer("transform_set_rotation", "q", "transform_set_rotation_copy"), None,
+    python=_in_place_python("transform_set_rotation", "q", KIND_QUAT),
 )
 
 transform_set_translation_copy = builtin(

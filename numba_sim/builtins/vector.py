@@ -111,9 +111,12 @@ def values_signature(name, kind, args, shape, dtype, result_name):
             fail(name, shown(args), f"a {result_name} of shape {shape} cannot be built from a "
                                     f"{args[0]}")
         shape, dtype = args[0].shape, dtype or args[0].dtype
+    elif args and all(isinstance(a, types.Boolean) for a in args):  # Warp's vectors of bool
+        dtype = dtype or types.boolean
     elif args and not all(is_scalar(a) for a in args):
-        fail(name, shown(args), f"{name}() takes scalars (or one {result_name} to convert), "
-                                f"not {', '.join(str(a) for a in args if not is_scalar(a))}")
+        fail(name, shown(args), f"{name}() takes scalars or bools (or one {result_name} to "
+                                f"convert), not "
+                                f"{', '.join(str(a) for a in shown(args) if not is_scalar(a))}")
     elif args:  # integer constants are int32 (Warp's rule)
         dtype = dtype or common_scalar(name, [types.int32 if isinstance(a, types.IntegerLiteral)
                                               else types.unliteral(a) for a in args], False)

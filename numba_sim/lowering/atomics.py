@@ -18,12 +18,25 @@ leaves memory unchanged).  NVVM accepts only a subset of LLVM IR (no
 
 All atomics are relaxed (``monotonic``), like CUDA's ``atomicAdd`` and Warp's.
 
+One thread: a CPU launcher that runs every thread of a launch one after the other on the
+calling thread (the *serial* launcher, launcher.py) needs no atomics, and an x86
+compare-and-swap loop per float component costs more than a small element's arithmetic.
+:func:`emit_atomic` lowers the updates that such a launcher's own code makes (its kernel body
+and the funcs inlined into it) as a plain load, operation and store, with the same result and
+the same old value returned.  It knows such a launcher by its function's name
+(:data:`SERIAL_LAUNCHER_PREFIX`, :func:`emits_serial_launcher`); everything else (the parallel
+launcher, funcs compiled on their own, which a parallel launcher may call, CUDA) keeps real
+atomics.  A serial launch holds the GIL (launchers are not ``nogil``), so no other thread of
+the process runs kernel code beside it.  Compare-and-swap and exchange stay atomic.
+
 Compare-and-swap (:func:`emit_compare_and_swap`) and exchange
 (:func:`emit_exchange`) work on the bits: LLVM ``cmpxchg`` and ``atomicrmw
 xchg`` on the integer of the scalar's width (a float is compared bit for bit,
 as Warp's CUDA ``atomicCAS`` does: ``-0.0`` does not match ``0.0``, a NaN
 matches the same NaN), on both targets.
 """
+
+import re
 
 from llvmlite import ir
 from numba.core import cgutils, types
@@ -46,6 +59,44 @@ _INTEGER_RMW = {"add": ("add", "add"), "sub": ("sub", "sub"), "min": ("min", "um
 _CPU_FLOAT_RMW = {"add": "fadd", "min": "fmin", "max": "fmax"}
 _ORDERING = "monotonic"
 
+SERIAL_LAUNCHER_PREFIX = "__serial_launch_"
+"""How launcher.py names the Python function of a serial CPU launcher (its parallel
+launcher is ``__launch_<kernel>``)."""
+
+_SERIAL_LAUNCHER_NAME = re.compile(rf"_ZN9numba_sim8launcher\d+{SERIAL_LAUNCHER_PREFIX}")
+"""The start of the LLVM name Numba gives such a function (``numba_sim.launcher.<name>``
+mangled: the prefix must follow the module path, so a kernel whose own name contains it does
+not make its parallel launcher serial)."""
+
+
+def emits_serial_launcher(context, builder):
+    """Whether *builder* emits the code of a serial CPU launcher (see the module docstring)."""
+    return not is_cuda_context(context) and \
+        _SERIAL_LAUNCHER_NAME.match(builder.function.name) is not None
+
+
+def _emit_plain(context, builder, op, pointer, scalar_type, value):
+    """``old = *pointer; *pointer = old <op> value; return old`` (one thread: no atomics),
+    with the results of the atomic forms (float min/max: ``minnum``/``maxnum``)."""
+    old = builder.load(pointer)
+    if isinstance(scalar_type, types.Integer):
+        if op in ("min", "max"):
+            less = builder.icmp_signed("<", old, value) if scalar_type.signed else \
+                builder.icmp_unsigned("<", old, value)
+            new = builder.select(less, old, value) if op == "min" else \
+                builder.select(less, value, old)
+        else:
+            new = getattr(builder, {"and": "and_", "or": "or_"}.get(op, op))(old, value)
+    elif op == "add":
+        new = builder.fadd(old, value)
+    else:
+        intrinsic = "llvm.minnum" if op == "min" else "llvm.maxnum"
+        function = builder.module.declare_intrinsic(
+            intrinsic, [old.type], ir.FunctionType(old.type, [old.type, old.type]))
+        new = builder.call(function, [old, value])
+    builder.store(new, pointer)
+    return old
+
 
 def emit_atomic(context, builder, op, pointer, scalar_type, value):
     """Atomically update ``*pointer`` with *value* and return the old value.
@@ -56,21 +107,24 @@ def emit_atomic(context, builder, op, pointer, scalar_type, value):
     *scalar_type* the Numba scalar type, one of :data:`SUPPORTED_TYPES`;
     *value* an LLVM value of that type.  Returns the LLVM value that
     ``*pointer`` held before the update.  Works in any lowering function,
-    on the CPU and the CUDA target.
+    on the CPU and the CUDA target; in a serial CPU launcher's own code the update is a
+    plain one (:func:`emits_serial_launcher`).
     """
     if op not in ATOMIC_OPS:
         raise ValueError(f"atomic op must be one of {ATOMIC_OPS}, not {op!r}")
     if scalar_type not in SUPPORTED_TYPES:
         raise TypeError(f"no atomic {op} on {scalar_type}: supported are "
                         f"{', '.join(map(str, SUPPORTED_TYPES))}")
+    if op in BITWISE_OPS and not isinstance(scalar_type, types.Integer):
+        raise TypeError(f"no atomic {op} on {scalar_type}: bitwise atomics take integers")
+    if op == "sub" and not isinstance(scalar_type, types.Integer):
+        op, value = "add", builder.fsub(context.get_constant(scalar_type, -0.0), value)
+    if emits_serial_launcher(context, builder):
+        return _emit_plain(context, builder, op, pointer, scalar_type, value)
     if isinstance(scalar_type, types.Integer):
         signed, unsigned = _INTEGER_RMW[op]
         return builder.atomic_rmw(signed if scalar_type.signed else unsigned, pointer, value,
                                   _ORDERING)
-    if op in BITWISE_OPS:
-        raise TypeError(f"no atomic {op} on {scalar_type}: bitwise atomics take integers")
-    if op == "sub":
-        op, value = "add", builder.fsub(context.get_constant(scalar_type, -0.0), value)
     if is_cuda_context(context):
         return _cuda_float_atomic(builder, op, pointer, scalar_type, value)
     return builder.atomic_rmw(_CPU_FLOAT_RMW[op], pointer, value, _ORDERING)

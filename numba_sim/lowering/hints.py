@@ -4,11 +4,19 @@
 (``llvm.assume``), so that Numba's negative-index wraparound on ``a[i]``
 folds away for the int32 thread indices of kernels (Warp's ``tid()`` is
 int32, and a signed index costs a compare and a select per access).
+
+``borrowed(a)`` returns the array *a* without its owner (meminfo and parent null): a CPU
+launcher's arrays are held by its Python caller until the launch returns, and a kernel body
+inlined into the launcher's loop would otherwise take and drop a reference to every array
+parameter on every thread (Numba's reference counting, an atomic read-modify-write each:
+20 to 50 ns a thread for a small kernel, and contended cache lines on every core).  With no
+owner the reference counting folds away.  Anything but an array is returned as it is.
 """
 
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.extending import intrinsic
+from numba.core.imputils import impl_ret_borrowed
 
 from numba_sim.native import is_cuda_context
 
@@ -30,5 +38,18 @@ def nonnegative(typingctx, value):
 
     def codegen(context, builder, signature, args):
         return assume_nonnegative(context, builder, args[0])
+
+    return value(value), codegen
+
+
+@intrinsic
+def borrowed(typingctx, value):
+    def codegen(context, builder, signature, args):
+        if not isinstance(signature.args[0], types.Array):  # a new reference, as returned
+            return impl_ret_borrowed(context, builder, signature.return_type, args[0])
+        array = cgutils.create_struct_proxy(signature.args[0])(context, builder, value=args[0])
+        array.meminfo = cgutils.get_null_value(array.meminfo.type)
+        array.parent = cgutils.get_null_value(array.parent.type)
+        return array._getvalue()
 
     return value(value), codegen

@@ -9,6 +9,7 @@ import operator
 
 from llvmlite import ir
 from numba.core import cgutils, types
+from numba.core.extending import box, unbox
 from numba.core.imputils import impl_ret_borrowed
 from numba.core.typing import signature
 
@@ -19,7 +20,7 @@ from numba_sim.lowering.value_access import flat_index, index_value
 from numba_sim.registry import lowering_registry, typing_registry
 from numba_sim.types import KIND_MAT, attribute_slice
 from numba_sim.typing.kernel_ops import (
-    component_type, slice_unpack_template, static_length, unpack_indices, user_operator,
+    FloatLiteral, component_type, slice_unpack_template, static_length, unpack_indices, user_operator,
 )
 from numba_sim.typing.structs import StructType
 from numba_sim.typing.value_types import ValueType
@@ -63,8 +64,44 @@ for _name in kernel_ops.BINARY:
     lower(getattr(kernel_ops, _name), types.Any, types.Any)(_binary_lowering(_name))
 
 
+# --------------------------------------------------------------------------
+# Float literals (typing/kernel_ops.py's FloatLiteral)
+
+
+@lower(kernel_ops.float_literal, types.IntegerLiteral)
+def lower_float_literal(context, builder, sig, args):
+    return context.get_constant(types.float32, sig.return_type.literal_value)
+
+
+@lowering_registry.lower_cast(FloatLiteral, types.Float)
+def float_literal_to_float(context, builder, fromty, toty, val):
+    """To a float type: the literal's exact value in it (float64 keeps what was written)."""
+    return context.get_constant(toty, fromty.literal_value)
+
+
+@box(FloatLiteral)
+def box_float_literal(typ, val, c):
+    """As its float32 (a func called with a literal is compiled for it, as Numba compiles
+    for int literals, and gets a Python wrapper)."""
+    return c.box(types.float32, val)
+
+
+@unbox(FloatLiteral)
+def unbox_float_literal(typ, obj, c):
+    return c.unbox(types.float32, obj)
+
+
+@lowering_registry.lower_cast(FloatLiteral, types.Integer)
+@lowering_registry.lower_cast(FloatLiteral, types.Boolean)
+def float_literal_to_number(context, builder, fromty, toty, val):
+    """To an integer or a bool: from its float32 value, as any float32."""
+    return context.cast(builder, val, types.float32, toty)
+
+
 @lower(kernel_ops.neg, types.Any)
 def lower_kernel_neg(context, builder, sig, args):
+    if isinstance(sig.return_type, FloatLiteral):
+        return context.get_constant(types.float32, sig.return_type.literal_value)
     if _is_number(sig.args[0]):
         return (-Sym(context, builder, sig.return_type, args[0])).value
     return context.get_function(operator.neg, sig)(builder, args)

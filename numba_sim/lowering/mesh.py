@@ -12,7 +12,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 
 from numba_sim import native
-from numba_sim.lowering.bvh import lower_box_query
+from numba_sim.lowering.bvh import lower_box_query, lower_sphere_query
 from numba_sim.lowering.spatial_common import (
     BYTE_POINTER,
     handle_pointer,
@@ -24,6 +24,7 @@ from numba_sim.spatial.common import MESH_HIT_BYTES
 from numba_sim.spatial.mesh_query import (
     mesh_eval_position,
     mesh_eval_velocity,
+    mesh_get_bvh,
     mesh_get_group_root,
     mesh_query_aabb,
     mesh_query_furthest_point_no_sign,
@@ -32,6 +33,7 @@ from numba_sim.spatial.mesh_query import (
     mesh_query_point_sign_normal,
     mesh_query_point_sign_winding_number,
     mesh_query_ray,
+    mesh_query_sphere,
 )
 from numba_sim.typing.mesh import MeshResultType, MeshType
 
@@ -42,6 +44,14 @@ _I32 = ir.IntType(32)
 
 register_spatial_lowering(MeshType)
 lower(mesh_query_aabb, types.Any, types.Any, types.Any)(lower_box_query)
+lower(mesh_query_sphere, types.Any, types.Any, types.float32)(lower_sphere_query)
+
+
+@lower(mesh_get_bvh, types.Any)
+def lower_mesh_get_bvh(context, builder, sig, args):
+    bvh = native.call_native(context, builder, "sim_mesh_get_bvh", BYTE_POINTER,
+                             [handle_pointer(context, builder, sig.args[0], args[0])])
+    return builder.ptrtoint(bvh, ir.IntType(64))
 
 
 def _vec3_value(context, builder, vec3_type, floats):

@@ -106,11 +106,17 @@ class SolverSemiImplicit(SubstepLaunches):
         self._slots = None
         self._init_launches(self._cpu)
 
+    def _particle_contacts(self):
+        """Whether a step computes particle-particle contacts (``model.particle_collision``
+        may change after finalize)."""
+        m = self.model
+        return bool(m.particle_collision and m.particle_count > 1 and m.particle_max_radius > 0.0)
+
     def _particle_grid(self):
         """The HashGrid of particle-particle contacts, or None when they are off (made at the
-        first step that needs it: ``model.particle_collision`` may change after finalize)."""
+        first step that needs it)."""
         m = self.model
-        if not (m.particle_collision and m.particle_count > 1 and m.particle_max_radius > 0.0):
+        if not self._particle_contacts():
             return None
         if self.particle_grid is None:
             # a periodic grid of about 8 cells per particle (a 128^3 grid costs 0.3 ms to
@@ -178,8 +184,8 @@ class SolverSemiImplicit(SubstepLaunches):
         tri_act = m.tri_activations if control is None else control.tri_activations
         tet_act = m.tet_activations if control is None else control.tet_activations
         q, qd = state_in.particle_q, state_in.particle_qd
+        self._check_capturable("SolverSemiImplicit.step")
         grid = self._particle_grid()
-        self._check_capturable("SolverSemiImplicit.step", grid)
         if grid is not None:
             grid.build(q, 2.0 * m.particle_max_radius + m.particle_cohesion)
         grid_id = grid.id if grid is not None else 0

@@ -78,6 +78,7 @@ class SolverXPBD(SubstepLaunches):
                                         edge_lambdas=self._edge_lambdas,
                                         tet_lambdas=self._tet_lambdas)
 
+    _particle_contacts = SolverSemiImplicit._particle_contacts
     _particle_grid = SolverSemiImplicit._particle_grid
 
     def _fused_struct(self):
@@ -111,8 +112,8 @@ class SolverXPBD(SubstepLaunches):
         tet_act = m.tet_activations if control is None else control.tet_activations
         q, qd = state_in.particle_q, state_in.particle_qd
         x = state_out.particle_q
+        self._check_capturable("SolverXPBD.step")
         grid = self._particle_grid()
-        self._check_capturable("SolverXPBD.step", grid)
         if grid is not None:
             grid.build(q, 2.0 * m.particle_max_radius)
         grid_id = grid.id if grid is not None else 0

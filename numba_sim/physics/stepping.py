@@ -78,8 +78,9 @@ class SubstepLaunches:
             entry = self._recorded[key] = (recorded, kernel, inputs)
         entry[0].launch()
 
-    def _check_capturable(self, call, grid):
-        if grid is not None and self._cpu and capturing():
+    def _check_capturable(self, call):
+        """Before anything of the step is made or recorded (the HashGrid included)."""
+        if self._cpu and capturing() and self._particle_contacts():
             raise RuntimeError(
                 f"{call}: particle-particle contacts rebuild a HashGrid on the host every "
                 "substep, which a CPU capture cannot record; set model.particle_collision = "
@@ -109,7 +110,7 @@ class SubstepLaunches:
         substeps = int(substeps)
         states = (state_0, state_1)
         graphable = self._cpu and self.replay_launches and not capturing() \
-            and self.model.particle_count > 0 and self._particle_grid() is None
+            and self.model.particle_count > 0 and not self._particle_contacts()
         if not graphable:
             for k in range(substeps):
                 self.step(states[k % 2], states[1 - k % 2], control, contacts, dt)

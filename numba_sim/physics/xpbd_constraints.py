@@ -25,7 +25,7 @@ import numba_sim as sim
 from numba_sim.physics.kernels import VEC3, FLOATS, INTS, INTS2, FLOATS2, FLAGS
 
 
-@sim.func
+@sim.func(inline=True)
 def predict_particle(x0: sim.vec3, v0: sim.vec3, f: sim.vec3, w: float, active: bool,
                      gravity: sim.vec3, dt: float):
     """The unconstrained velocity ``v* = v + (f / m + g) dt`` and position
@@ -38,7 +38,7 @@ def predict_particle(x0: sim.vec3, v0: sim.vec3, f: sim.vec3, w: float, active: 
     return x0 + v * dt, v
 
 
-@sim.func
+@sim.func(inline=True)
 def finish_particle(x: sim.vec3, x_pred: sim.vec3, v_pred: sim.vec3, active: bool, dt: float,
                     v_max: float):
     """The velocity of the substep, ``(x - x0) / dt`` written as ``v* + (x - x*) / dt``
@@ -53,7 +53,7 @@ def finish_particle(x: sim.vec3, x_pred: sim.vec3, v_pred: sim.vec3, active: boo
     return v
 
 
-@sim.func
+@sim.func(inline=True)
 def distance_correction(xi: sim.vec3, xj: sim.vec3, x0i: sim.vec3, x0j: sim.vec3, wi: float,
                         wj: float, rest: float, ke: float, kd: float, dt: float, lam: float):
     """(dx_i, dx_j, dlambda) of a compliant distance constraint (compliance 1 / ke), with
@@ -75,7 +75,7 @@ def distance_correction(xi: sim.vec3, xj: sim.vec3, x0i: sim.vec3, x0j: sim.vec3
     return dxi, dxj, dlambda
 
 
-@sim.func
+@sim.func(inline=True)
 def bending_correction(x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, x4: sim.vec3, w1: float,
                        w2: float, w3: float, w4: float, rest: float, ke: float, dt: float,
                        lam: float):
@@ -120,7 +120,7 @@ def bending_correction(x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, x4: sim.vec3, w
     return d1, d2, d3, d4, dlambda
 
 
-@sim.func
+@sim.func(inline=True)
 def tet_correction(dm: sim.mat33, c: float, dcdf: sim.mat33, w0: float, w1: float, w2: float,
                    w3: float, alpha: float, lam: float):
     """(dx0, dx1, dx2, dx3, dlambda) of one constraint of a tetrahedron, its gradient
@@ -138,7 +138,7 @@ def tet_correction(dm: sim.mat33, c: float, dcdf: sim.mat33, w0: float, w1: floa
         dlambda
 
 
-@sim.func
+@sim.func(inline=True)
 def tet_deviatoric(x0: sim.vec3, x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, w0: float, w1: float,
                    w2: float, w3: float, dm: sim.mat33, k_mu: float, dt: float, lam: float):
     """The deviatoric constraint ``C_D = |F|`` (compliance 1 / (k_mu V0))."""
@@ -157,7 +157,7 @@ def tet_deviatoric(x0: sim.vec3, x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, w0: f
     return d0, d1, d2, d3, dlambda
 
 
-@sim.func
+@sim.func(inline=True)
 def tet_hydrostatic(x0: sim.vec3, x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, w0: float,
                     w1: float, w2: float, w3: float, dm: sim.mat33, k_mu: float, k_lambda: float,
                     act: float, dt: float, lam: float):
@@ -174,7 +174,7 @@ def tet_hydrostatic(x0: sim.vec3, x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, w0: 
     return tet_correction(dm, c, dcdf, w0, w1, w2, w3, alpha, lam)
 
 
-@sim.func
+@sim.func(inline=True)
 def contact_correction(n: sim.vec3, c: float, moved: sim.vec3, mu: float):
     """Correction of a particle with penetration c < 0 along n: out of the surface, and
     friction cancelling the tangential motion *moved* up to ``mu |c|``."""

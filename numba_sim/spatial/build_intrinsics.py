@@ -88,6 +88,13 @@ def native_set_grid(typingctx, grid_id, dim_x, dim_y, dim_z, num_points, cell_wi
         typingctx, grid_id, dim_x, dim_y, dim_z, num_points, cell_width, point_ids, cell_offsets)
 
 
+@intrinsic
+def native_set_grid_groups(typingctx, grid_id, sorted_groups):
+    """Make the grid at ``grid_id`` grouped by ``sorted_groups`` (int32, per sorted position)."""
+    return native_intrinsic("sim_hash_grid_set_groups", types.void, [types.uint64, None],
+                            ["handle", _I32])(typingctx, grid_id, sorted_groups)
+
+
 # --------------------------------------------------------------------------
 # Bvh (bvh_build_cuda.py)
 

@@ -210,11 +210,33 @@ def counts(descriptor_address):
 # -------------------------------------------------------------------- validation
 
 
+class CubqlUnavailableError(ValueError, RuntimeError):
+    """``constructor='cubql'``: a ValueError naming the argument, and the RuntimeError that
+    Warp raises where cuBQL cannot build the tree."""
+
+
+def is_cubql_available():
+    """Whether the ``'cubql'`` BVH constructor can be used (Warp's ``wp.is_cubql_available``).
+
+    numba_sim builds BVHs with its own SAH, median and LBVH builders and has no cuBQL:
+    always False, so code that appends ``"cubql"`` to its constructors when available ports
+    unchanged.
+    """
+    return False
+
+
 def constructor_name(where, constructor, device, argument="constructor", grouped=False):
     """The constructor's name (None: the device's default; SAH for a grouped tree);
     ValueError naming ``argument``."""
     if constructor is None:
         return "sah" if device == "cpu" or grouped else "lbvh"
+    if constructor == "cubql":  # Warp's cuBQL builder: not in numba_sim (is_cubql_available())
+        if grouped:
+            raise CubqlUnavailableError(f"{where}({argument}='cubql'): Grouped BVHs are not "
+                                        "supported by the 'cubql' constructor")
+        raise CubqlUnavailableError(f"{where}({argument}='cubql'): cuBQL is not available in "
+                                    "numba_sim (sim.is_cubql_available() is False); use 'sah', "
+                                    "'median' or 'lbvh'")
     if not isinstance(constructor, str) or constructor not in BVH_CONSTRUCTORS:
         raise ValueError(f"{where}({argument}={constructor!r}): expected 'sah', 'median', "
                          "'lbvh' or None")

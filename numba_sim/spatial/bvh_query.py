@@ -28,13 +28,15 @@ class BoxQuery:
     numba_sim.typing.bvh.QUERY_KINDS); ``structure`` is the CPU Bvh or Mesh.
     """
 
-    def __init__(self, structure, begin, next_item, a, b, root=-1):
+    def __init__(self, structure, begin, next_item, a, b, root=-1, radius=None):
         self._structure = structure
         self._begin = begin
         self._next = next_item
         self._a = a
         self._b = b
         self._root = root
+        self._extra = () if radius is None else (address(radius),)  # capsules
+        self._radius = radius
 
     def __iter__(self):
         begin, next_item = host_functions[self._begin], host_functions[self._next]
@@ -42,10 +44,16 @@ class BoxQuery:
         with self._structure._lock:  # no rebuild while the library walks the tree
             state = np.zeros(BVH_QUERY_BYTES // 8, dtype=np.uint64)
             begin(address(state), self._structure.id, address(self._a), address(self._b),
-                  self._root)
+                  *self._extra, self._root)
             while (item := next_item(address(state))) >= 0:
                 found.append(np.int32(item))
         yield from found
+
+
+#: Warp's name of its (kind-erased) BVH query type, for annotations of ``@sim.func``
+#: parameters that take a query: every BVH traversal, compiled or run as Python, is a box
+#: query in numba_sim (a func's parameters are typed from its arguments).
+BvhQuery = BoxQuery
 
 
 def _bvh(bvh, function):
@@ -89,6 +97,53 @@ def bvh_query_ray(bvh, start, dir, root=-1):
                     "sim_bvh_query_ray_next", vec3_argument(start, "bvh_query_ray", "start"),
                     vec3_argument(dir, "bvh_query_ray", "dir"),
                     root_argument(root, "bvh_query_ray"))
+
+
+def sphere_radius(radius, function):
+    """The second vector of a sphere query's state: (radius, 0, 0) as float32."""
+    if isinstance(radius, (bool, np.bool_)) or not isinstance(radius, (int, float, np.number)):
+        raise TypeError(f"{function}(radius=...): expected a number, not {type(radius).__name__}")
+    return np.array([radius, 0.0, 0.0], dtype=np.float32)
+
+
+def bvh_query_sphere(bvh, center, radius, root=-1):
+    """Start a query of the boxes of ``bvh`` within ``radius`` of ``center`` (Warp's).
+
+    ``for j in bvh_query_sphere(bvh, center, radius):`` yields the index (int32)
+    of every box whose closest point to ``center`` is at most ``radius`` away
+    (an exact sphere-box test; touching counts), each once, in no particular
+    order. A negative radius counts as 0. ``root`` as for :func:`bvh_query_aabb`.
+    """
+    return BoxQuery(_bvh(bvh, "bvh_query_sphere"), "sim_bvh_query_sphere_begin",
+                    "sim_bvh_query_sphere_next",
+                    vec3_argument(center, "bvh_query_sphere", "center"),
+                    sphere_radius(radius, "bvh_query_sphere"),
+                    root_argument(root, "bvh_query_sphere"))
+
+
+def bvh_query_capsule(bvh, start, dir, radius, root=-1):
+    """Start a conservative capsule sweep of ``bvh`` (Warp's): the boxes that the segment
+    ``start + t * dir`` meets once grown by ``radius`` (an axis-aligned growth, so boxes near
+    the capsule's rounded ends may be extra candidates, never missed ones).
+
+    Sweep from p0 to p1 with ``dir = p1 - p0`` and Warp's ``while bvh_query_next(q, j, 1.0):``
+    (the loop's max_dist bounds t, contact at t = max_dist included); a plain
+    ``for j in q:`` has no bound. A negative radius counts as 0. ``root`` as for
+    :func:`bvh_query_aabb`.
+    """
+    return BoxQuery(_bvh(bvh, "bvh_query_capsule"), "sim_bvh_query_capsule_begin",
+                    "sim_bvh_query_capsule_next",
+                    vec3_argument(start, "bvh_query_capsule", "start"),
+                    vec3_argument(dir, "bvh_query_capsule", "dir"),
+                    root_argument(root, "bvh_query_capsule"),
+                    radius=sphere_radius(radius, "bvh_query_capsule")[:1])
+
+
+def bvh_query_bounded(query, max_dist):
+    """The query with Warp's ``max_dist`` (rays and capsules): what the kernel language
+    makes of ``while bvh_query_next(query, index, max_dist):`` (compiled code only)."""
+    raise TypeError("bvh_query_next(query, index, max_dist) is a kernel-language loop: "
+                    "`while sim.bvh_query_next(query, index, max_dist):` in a kernel or func")
 
 
 def bvh_get_group_root(bvh, group):

@@ -72,7 +72,11 @@ host_functions = HostFunctions({
     "sim_hash_grid_layout": ([POINTER], None),
     "sim_hash_grid_set": ([POINTER] + [INT] * 4 + [FLOAT] + [POINTER] * 2, None),
     "sim_hash_grid_query_begin": ([POINTER, POINTER, POINTER, FLOAT], None),
+    "sim_hash_grid_query_begin_group": ([POINTER, POINTER, POINTER, FLOAT, INT], None),
+    "sim_hash_grid_query_next_group_range": ([POINTER], INT),
     "sim_hash_grid_query_next_range": ([POINTER], INT),
+    "sim_hash_grid_set_groups": ([POINTER, POINTER], None),
+    "sim_hash_grid_group_host": ([POINTER, POINTER, ctypes.c_longlong] + [POINTER] * 3, INT),
     "sim_hash_grid_point_id": ([POINTER, INT], INT),
     "sim_hash_grid_build_host":
         ([POINTER, POINTER, INT, INT, INT, INT, FLOAT, POINTER, POINTER, INT, POINTER, INT], INT),
@@ -81,6 +85,14 @@ host_functions = HostFunctions({
     "sim_bvh_counts": ([POINTER, POINTER], None),
     "sim_bvh_query_aabb_begin": ([POINTER] * 4 + [INT], None),
     "sim_bvh_query_ray_begin": ([POINTER] * 4 + [INT], None),
+    "sim_bvh_query_sphere_begin": ([POINTER] * 4 + [INT], None),
+    "sim_bvh_query_sphere_next": ([POINTER], INT),
+    "sim_bvh_query_capsule_begin": ([POINTER] * 5 + [INT], None),
+    "sim_bvh_query_capsule_next": ([POINTER], INT),
+    "sim_bvh_query_set_max_dist": ([POINTER, FLOAT], None),
+    "sim_mesh_query_sphere_begin": ([POINTER] * 4 + [INT], None),
+    "sim_mesh_query_sphere_next": ([POINTER], INT),
+    "sim_mesh_get_bvh": ([POINTER], POINTER),
     "sim_bvh_group_root": ([POINTER, INT], INT),
     "sim_bvh_query_aabb_next": ([POINTER], INT),
     "sim_bvh_query_ray_next": ([POINTER], INT),
@@ -115,15 +127,15 @@ host_functions = HostFunctions({
 # Layouts of cuda_src's structs (checked against sim_*_layout() by the tests)
 
 #: ``sizeof(sim::HashGrid)`` in 8-byte words; ``sizeof(sim::HashGridQuery)``.
-HASH_GRID_WORDS = 5
-HASH_GRID_QUERY_BYTES = 72
+HASH_GRID_WORDS = 6
+HASH_GRID_QUERY_BYTES = 88
 
 #: ``sizeof(sim::Bvh)`` in 8-byte words; ``sizeof(sim::BvhQuery)``.
 BVH_WORDS = 12
 #: The descriptor's words that a grouped build fills (constructor | num_groups << 32,
 #: group_ids, group_roots): ``offsetof(sim::Bvh, constructor) / 8``.
 BVH_GROUP_WORDS = 9
-BVH_QUERY_BYTES = 176
+BVH_QUERY_BYTES = 184
 #: Depth levels of a tree's ``refit_order`` (the depth limit, 31, plus one).
 BVH_LEVELS = 32
 #: Constructor name -> Warp's BvhConstructor number (as cuda_src/bvh.h).
@@ -166,7 +178,9 @@ class StructureRegistry:
 
     def __init__(self):
         self._objects = weakref.WeakValueDictionary()
-        self._lock = threading.Lock()
+        # reentrant: a structure's __del__ may run (garbage collection) while this thread
+        # holds the lock
+        self._lock = threading.RLock()
 
     def add(self, structure):
         with self._lock:
@@ -176,6 +190,23 @@ class StructureRegistry:
         with self._lock:
             return self._objects.get(structure_id)
 
+    def discard_id(self, structure_id, structure):
+        """Forget ``structure_id`` if it still designates ``structure``."""
+        with self._lock:
+            if self._objects.get(structure_id) is structure:
+                del self._objects[structure_id]
+
+
+class CpuCapture:
+    """How a CPU build learns that the calling thread records a CPU graph
+    (``sim.capture("cpu")``), which then records the build instead of running it:
+    numba_sim.launch_capture, a layer above, installs its ``cpu_graph_recording`` here."""
+
+    def __init__(self):
+        self.graph = lambda: None  # the graph this thread records into, or None
+
+
+cpu_capture = CpuCapture()
 
 #: The live CPU structures of every kind (HashGrid, Bvh, Mesh), by ``id``.
 cpu_structures = StructureRegistry()
@@ -221,6 +252,16 @@ class SpatialStructure:
         live_structures.add(self)
         if self.device == "cpu":
             cpu_structures.add(self)
+
+    def __del__(self):
+        """Release the structure (Warp's ``__del__``): its ``id`` stops being a live
+        structure (a launch given it raises) and its buffers are dropped. Safe on an
+        instance whose ``__init__`` never ran or failed, and when called twice."""
+        storage = self.__dict__.pop("_storage", None)
+        if storage is None:
+            return
+        for registry in (live_structures, cpu_structures):
+            registry.discard_id(storage.id, self)
 
 
 class RefittableStructure(SpatialStructure):

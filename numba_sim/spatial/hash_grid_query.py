@@ -32,19 +32,26 @@ class HashGridQuery:
     in cell-sorted order, as in compiled code; filter them by distance.
     """
 
-    def __init__(self, grid, point, radius):
+    def __init__(self, grid, point, radius, group=None):
         self._grid = _grid(grid, "hash_grid_query")
         self._point = vec3_argument(point, "hash_grid_query", "point")
         self._radius = float(radius)
+        self._group = None if group is None else int(np.int32(group))
 
     def __iter__(self):
-        begin = host_functions["sim_hash_grid_query_begin"]
-        next_range = host_functions["sim_hash_grid_query_next_range"]
+        if self._group is None:
+            begin = host_functions["sim_hash_grid_query_begin"]
+            next_range = host_functions["sim_hash_grid_query_next_range"]
+            group = ()
+        else:
+            begin = host_functions["sim_hash_grid_query_begin_group"]
+            next_range = host_functions["sim_hash_grid_query_next_group_range"]
+            group = (self._group,)
         grid = self._grid
         with grid._lock:  # the buffers must not be swapped while the library reads them
             state = np.zeros(HASH_GRID_QUERY_BYTES // 8, dtype=np.uint64)
             header = state.view(np.int32)  # [2] = index, [3] = end
-            begin(address(state), grid.id, address(self._point), self._radius)
+            begin(address(state), grid.id, address(self._point), self._radius, *group)
             point_ids = grid._point_ids
             runs = [point_ids[header[2]:header[3]].copy()]
             while next_range(address(state)):
@@ -53,15 +60,17 @@ class HashGridQuery:
             yield from run  # np.int32 values, as compiled code yields int32
 
 
-def hash_grid_query(grid, point, radius):
+def hash_grid_query(grid, point, radius, group=None):
     """Start a neighbour query of ``grid`` around ``point`` (a vec3) within ``radius``.
 
     ``for j in hash_grid_query(grid, p, r):`` yields the indices (int32) of
     the points in every grid cell the sphere touches: a superset of the
     neighbours, as in Warp, to be filtered by distance. ``grid`` is a
     ``sim.HashGrid`` or its ``id``. The query may be stored and iterated later.
+    ``group`` (an int32): on a grid built with ``groups=``, only the points of
+    that group (Warp's grouped query); on an ungrouped grid it changes nothing.
     """
-    return HashGridQuery(grid, point, radius)
+    return HashGridQuery(grid, point, radius, group)
 
 
 def hash_grid_point_id(grid, index):

@@ -11,9 +11,12 @@ host library through ctypes, on CPU meshes: the ``sim.Mesh`` itself or its
 ``id``.
 """
 
+import ast
+import copy
+
 import numpy as np
 
-from numba_sim.spatial.bvh_query import BoxQuery, root_argument
+from numba_sim.spatial.bvh_query import BoxQuery, root_argument, sphere_radius
 from numba_sim.spatial.common import (
     MESH_HIT_BYTES,
     address,
@@ -53,6 +56,11 @@ class MeshQueryRay:
 
 def _vec3(components):
     return PUBLIC_NAMES["vec3"](*components.tolist())
+
+
+#: Warp's names of its mesh query types (``mesh_query_aabb`` / ``mesh_query_sphere``), for
+#: annotations of ``@sim.func`` parameters: traversals of the mesh's BVH, box queries.
+MeshQuery = MeshQueryAABB = BoxQuery
 
 
 def _mesh(mesh, function):
@@ -232,6 +240,30 @@ def mesh_query_aabb(mesh, lower, upper):
                     vec3_argument(upper, "mesh_query_aabb", "upper"))
 
 
+def mesh_get_bvh(mesh):
+    """The id of ``mesh``'s triangle BVH (Warp's): ``bvh_query_aabb`` / ``_ray`` /
+    ``_sphere`` of compiled code take it and yield face indices (broad phase: the
+    triangles' boxes). It is not a ``sim.Bvh`` object: Python-mode queries take the
+    Mesh's own queries."""
+    mesh = _mesh(mesh, "mesh_get_bvh")
+    return np.uint64(host_functions["sim_mesh_get_bvh"](mesh.id) or 0)
+
+
+def mesh_query_sphere(mesh, center, radius):
+    """Start a query of the triangles of ``mesh`` within ``radius`` of ``center`` (Warp's).
+
+    ``for f in mesh_query_sphere(mesh, center, radius):`` yields the index
+    (int32) of every face whose triangle has a point at most ``radius`` from
+    ``center`` (exact: the triangle's closest point, not its box; a zero-area
+    face counts as its longest edge), each once, in no particular order. A
+    negative radius counts as 0.
+    """
+    return BoxQuery(_mesh(mesh, "mesh_query_sphere"), "sim_mesh_query_sphere_begin",
+                    "sim_mesh_query_sphere_next",
+                    vec3_argument(center, "mesh_query_sphere", "center"),
+                    sphere_radius(radius, "mesh_query_sphere"))
+
+
 def mesh_eval_position(mesh, face, u, v):
     """The point ``u * p0 + v * p1 + (1 - u - v) * p2`` of ``face`` (vec3; zeros off the mesh)."""
     mesh = _mesh(mesh, "mesh_eval_position")
@@ -264,3 +296,74 @@ QUERY_NEXT_MESSAGE = (
 def mesh_query_aabb_next(query, index):
     """Warp's output-argument form; numba_sim uses ``for f in mesh_query_aabb(...)``."""
     raise TypeError(QUERY_NEXT_MESSAGE)
+
+
+def mesh_query_next(query, index):
+    """Warp's output-argument form for any mesh query (``mesh_query_aabb``,
+    ``mesh_query_sphere``); numba_sim uses ``for f in query:``."""
+    raise TypeError(QUERY_NEXT_MESSAGE)
+
+
+# --------------------------------------------------------------------------
+# Warp's output-argument forms in kernels
+
+#: Builtin -> (its inputs, the result fields that Warp's output arguments receive, in order,
+#: how many trailing optional inputs may follow them).
+KERNEL_OUT_FORMS = {
+    mesh_query_point: (3, ("sign", "face", "u", "v"), 0),
+    mesh_query_point_no_sign: (3, ("face", "u", "v"), 0),
+    mesh_query_furthest_point_no_sign: (3, ("face", "u", "v"), 0),
+    mesh_query_point_sign_normal: (3, ("sign", "face", "u", "v"), 1),
+    mesh_query_point_sign_winding_number: (3, ("sign", "face", "u", "v"), 2),
+    mesh_query_ray: (4, ("t", "u", "v", "sign", "normal", "face"), 1),
+}
+
+
+def expand_out_arguments(statement, resolve, temporary):
+    """Warp's output-argument calls in ``statement`` (an ``ast`` statement of a kernel or
+    func), as the struct form: ``hit = mesh_query_ray(m, s, d, max_t, t, u, v, sign, n, f)``
+    becomes ``tmp = mesh_query_ray(m, s, d, max_t)``, ``t = tmp.t`` ... ``f = tmp.face``,
+    ``hit = tmp.result``. Calls in an assignment's value, an ``if`` test or an expression
+    statement are rewritten (not in a ``while`` test, evaluated again each iteration).
+    Returns the statements that replace ``statement``. ``resolve`` maps an ``ast`` callee to
+    its object; ``temporary()`` names a fresh variable."""
+    if isinstance(statement, (ast.Assign, ast.Expr)):
+        field = "value"
+    elif isinstance(statement, ast.If):
+        field = "test"
+    else:
+        return [statement]
+    before = []
+
+    class Calls(ast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            form = KERNEL_OUT_FORMS.get(resolve(node.func)) if not node.keywords else None
+            if form is None:
+                return node
+            inputs, outputs, optional = form
+            extra = len(node.args) - inputs - len(outputs)
+            if not 0 <= extra <= optional or not all(
+                    isinstance(a, (ast.Name, ast.Attribute, ast.Subscript))
+                    for a in node.args[inputs:inputs + len(outputs)]):
+                return node
+            name = temporary()
+            call = ast.Call(func=node.func, keywords=[],
+                            args=node.args[:inputs] + node.args[inputs + len(outputs):])
+            before.append(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=call))
+            for target, attr in zip(node.args[inputs:], outputs):
+                target = copy.deepcopy(target)
+                target.ctx = ast.Store()
+                before.append(ast.Assign(targets=[target], value=ast.Attribute(
+                    value=ast.Name(id=name, ctx=ast.Load()), attr=attr, ctx=ast.Load())))
+            return ast.Attribute(value=ast.Name(id=name, ctx=ast.Load()), attr="result",
+                                 ctx=ast.Load())
+
+    setattr(statement, field, Calls().visit(getattr(statement, field)))
+    if not before:
+        return [statement]
+    for new in before:
+        for child in ast.walk(new):
+            ast.copy_location(child, statement)
+    return before + [statement]
+

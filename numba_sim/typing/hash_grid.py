@@ -6,12 +6,17 @@
   take either. As for every spatial structure, CPU code unboxes the object
   and CUDA kernels receive ``id`` (numba_sim/typing/spatial_common.py).
 * :data:`hash_grid_query_type` - what ``hash_grid_query(grid, p, radius)``
-  returns: the query's arguments (grid address, point, radius). Iterating it
-  starts a traversal.
+  returns: the query's arguments (grid address, point, radius; the group is
+  unused). Iterating it starts a traversal. ``hash_grid_query(grid, p, radius,
+  group)`` returns :data:`hash_grid_group_query_type`, whose traversal (other
+  entry points) yields the points of that group only: queries without a group
+  run exactly the ungrouped code.
 * :class:`HashGridQueryIteratorType` - a loop's iterator: a pointer to a
   :data:`hash_grid_query_state_type` on the stack, the state of
   ``sim::HashGridQuery`` (cuda_src/hashgrid.h), one per loop, so nested
-  queries on the same or different grids never share state.
+  queries on the same or different grids never share state, and pointers to
+  private copies of that state's current run (see
+  numba_sim/lowering/hash_grid.py).
 """
 
 from numba.core import types
@@ -33,9 +38,9 @@ from numba_sim.typing.spatial_common import (
     SpatialType,
     check_arity,
     check_number,
-    check_vec3,
     handle_argument,
     opaque_state_members,
+    query_signature,
     register_spatial_type,
 )
 from numba_sim.typing.value_types import value_type_by_name
@@ -53,17 +58,22 @@ class HashGridType(SpatialType):
 
 
 class HashGridQueryType(types.SimpleIterableType):
-    """The value of ``hash_grid_query(grid, point, radius)``."""
+    """The value of ``hash_grid_query(grid, point, radius[, group])`` (``grouped``: with a
+    group)."""
 
-    def __init__(self):
-        super().__init__("HashGridQuery", HashGridQueryIteratorType())
+    def __init__(self, grouped=False):
+        self.grouped = grouped
+        suffix = "[group]" if grouped else ""
+        super().__init__(f"HashGridQuery{suffix}", HashGridQueryIteratorType(grouped))
 
 
 class HashGridQueryIteratorType(types.SimpleIteratorType):
     """The iterator of a ``for j in query:`` loop; yields int32 point indices."""
 
-    def __init__(self):
-        super().__init__("HashGridQueryIterator", types.int32)
+    def __init__(self, grouped=False):
+        self.grouped = grouped
+        suffix = "[group]" if grouped else ""
+        super().__init__(f"HashGridQueryIterator{suffix}", types.int32)
 
 
 class HashGridQueryStateType(types.Type):
@@ -75,6 +85,7 @@ class HashGridQueryStateType(types.Type):
 
 hash_grid_type = HashGrid._numba_type_
 hash_grid_query_type = HashGridQueryType()
+hash_grid_group_query_type = HashGridQueryType(grouped=True)
 hash_grid_query_state_type = HashGridQueryStateType()
 
 
@@ -85,6 +96,7 @@ class HashGridQueryModel(models.StructModel):
             ("grid", types.uint64),
             ("point", value_type_by_name("vec3")),
             ("radius", types.float32),
+            ("group", types.int32),  # grouped queries only
         ]
         super().__init__(dmm, fe_type, members)
 
@@ -109,7 +121,15 @@ class HashGridQueryStateModel(models.StructModel):
 @register_model(HashGridQueryIteratorType)
 class HashGridQueryIteratorModel(models.StructModel):
     def __init__(self, dmm, fe_type):
-        members = [("state", types.EphemeralPointer(hash_grid_query_state_type))]
+        members = [
+            ("state", types.EphemeralPointer(hash_grid_query_state_type)),
+            # the current run, copied out of the state after each call into
+            # cuda_src/hashgrid.h: stack slots whose address never escapes, so
+            # that LLVM keeps them in registers across the loop over a run
+            ("point_ids", types.EphemeralPointer(types.CPointer(types.int32))),
+            ("index", types.EphemeralPointer(types.int32)),
+            ("end", types.EphemeralPointer(types.int32)),
+        ]
         super().__init__(dmm, fe_type, members)
 
 
@@ -120,12 +140,10 @@ class HashGridQueryIteratorModel(models.StructModel):
 @typing_registry.register_global(hash_grid_query)
 class HashGridQueryTyping(AbstractTemplate):
     def generic(self, args, kws):
-        name = "hash_grid_query"
-        check_arity(name, args, kws, ("grid", "point", "radius"))
-        grid = handle_argument(name, args, args[0], hash_grid_type)
-        check_vec3(name, args, args[1], "point")
-        check_number(name, args, args[2], "radius")
-        return signature(hash_grid_query_type, grid, value_type_by_name("vec3"), types.float32)
+        grouped = not kws and len(args) == 4
+        result = hash_grid_group_query_type if grouped else hash_grid_query_type
+        return query_signature("hash_grid_query", result, hash_grid_type, args, kws, ("point",),
+                               ("radius",), "group")
 
 
 @typing_registry.register_global(hash_grid_point_id)

@@ -8,8 +8,11 @@ does not take the operands' types is a TypingError with the rule's message.
 
 import operator
 
+from llvmlite import ir
 from numba.core import types
+from numba.core.datamodel import models
 from numba.core.errors import TypingError
+from numba.core.extending import register_model
 from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, signature
 from numba.np import numpy_support
 
@@ -18,6 +21,49 @@ from numba_sim.registry import typing_registry
 from numba_sim.types import KIND_MAT, attribute_slice, row_spec
 from numba_sim.typing.structs import StructType
 from numba_sim.typing.value_types import VALUE_TYPES, ValueType
+
+
+# --------------------------------------------------------------------------
+# Float literals: float32 that remember the value written (kernel_ops.float_literal)
+
+
+class FloatLiteral(types.Literal, types.Float):
+    """The type of a float literal of kernel source: float32 (its data model, its value in
+    arithmetic, as Warp types it), carrying the exact Python float written, which a
+    conversion to another float type uses (lowering/kernel_ops.py's cast): ``vec3d(0.1)``,
+    ``float64(x)`` of ``x = 0.1``, a store into a float64 element keep 0.1 to double
+    precision, as Warp's typed constructors do."""
+
+    def __init__(self, value):
+        self._literal_init(value)
+        self._literal_type_cache = types.float32
+        types.Type.__init__(self, name=f"Literal[float]({value!r})")  # (Float's needs 'float32')
+        self.bitwidth = 32
+
+    def can_convert_to(self, typingctx, other):
+        conv = typingctx.can_convert(self.literal_type, other)
+        if conv is not None:
+            return max(conv, types.Conversion.promote)
+        return None
+
+
+@register_model(FloatLiteral)
+class FloatLiteralModel(models.PrimitiveModel):
+    """A float literal is stored as its float32 value."""
+
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, ir.FloatType())
+
+
+@typing_registry.register_global(kernel_ops.float_literal)
+class FloatLiteralTyping(AbstractTemplate):
+    prefer_literal = True
+
+    def generic(self, args, kws):
+        if kws or len(args) != 1 or not isinstance(args[0], types.IntegerLiteral):
+            return None
+        value = kernel_ops.literal_value(args[0].literal_value)
+        return signature(FloatLiteral(value), args[0])
 
 
 def _check(name, a, b):
@@ -85,6 +131,8 @@ class KernelNeg(AbstractTemplate):
 
     def generic(self, args, kws):
         (a,) = args
+        if isinstance(a, FloatLiteral):  # -0.1 is a literal too
+            return signature(FloatLiteral(-a.literal_value), a)
         scalar = scalar_rule.from_numba(a)
         if scalar is not None:  # an int literal has its natural type (int32 unless too large)
             result = numpy_support.from_dtype(scalar.dtype)

@@ -25,9 +25,12 @@ from numba_sim.spatial.mesh_query import (
     RAY_FIELDS,
     mesh_eval_position,
     mesh_eval_velocity,
+    mesh_get_bvh,
     mesh_get_group_root,
     mesh_query_aabb,
     mesh_query_aabb_next,
+    mesh_query_next,
+    mesh_query_sphere,
     mesh_query_furthest_point_no_sign,
     mesh_query_point,
     mesh_query_point_no_sign,
@@ -36,7 +39,7 @@ from numba_sim.spatial.mesh_query import (
     mesh_query_ray,
     out_argument_message,
 )
-from numba_sim.typing.bvh import box_query_signature
+from numba_sim.typing.bvh import box_query_signature, sphere_query_signature
 from numba_sim.typing.spatial_common import (
     SpatialType,
     check_arity,
@@ -175,6 +178,20 @@ class MeshGetGroupRootTyping(AbstractTemplate):
         return signature(types.int32, handle, types.int32)
 
 
+@typing_registry.register_global(mesh_get_bvh)
+class MeshGetBvhTyping(AbstractTemplate):
+    def generic(self, args, kws):
+        check_arity("mesh_get_bvh", args, kws, ("mesh",))
+        handle = handle_argument("mesh_get_bvh", args, args[0], mesh_type)
+        return signature(types.uint64, handle)
+
+
+@typing_registry.register_global(mesh_query_sphere)
+class MeshQuerySphereTyping(AbstractTemplate):
+    def generic(self, args, kws):
+        return sphere_query_signature("mesh_query_sphere", "mesh_sphere", mesh_type, args, kws)
+
+
 @typing_registry.register_global(mesh_query_aabb)
 class MeshQueryAabbTyping(AbstractTemplate):
     def generic(self, args, kws):
@@ -208,3 +225,9 @@ class MeshEvalVelocityTyping(AbstractTemplate):
 class MeshQueryAabbNextTyping(AbstractTemplate):
     def generic(self, args, kws):
         fail("mesh_query_aabb_next", args, QUERY_NEXT_MESSAGE)
+
+
+@typing_registry.register_global(mesh_query_next)
+class MeshQueryNextTyping(AbstractTemplate):
+    def generic(self, args, kws):
+        fail("mesh_query_next", args, QUERY_NEXT_MESSAGE)

@@ -17,7 +17,7 @@ the sizes with the native library's).
 from numba.core import types
 from numba.core.datamodel import models
 from numba.core.extending import register_model
-from numba.core.typing.templates import AttributeTemplate
+from numba.core.typing.templates import AttributeTemplate, signature
 
 from numba_sim.cuda_args import register_converter
 from numba_sim.operations import fail
@@ -117,6 +117,28 @@ def check_arity(name, args, kws, names):
     if kws or len(args) != len(names):
         count = ("one", "two", "three", "four", "five")[len(names) - 1]
         fail(name, args, f"takes {count} positional arguments ({', '.join(names)})")
+
+
+def query_signature(name, result, spatial_type, args, kws, vectors, scalars=(), optional=None):
+    """The signature of a query builtin taking (structure, one vec3 per name of ``vectors``,
+    one float per name of ``scalars``[, the integer ``optional``]) and returning ``result``;
+    a typing error naming the argument otherwise."""
+    names = (spatial_type.argument, *vectors, *scalars)
+    if optional is not None and not kws and len(args) == len(names) + 1:
+        names += (optional,)
+    check_arity(name, args, kws, names)
+    argtypes = [handle_argument(name, args, args[0], spatial_type)]
+    for value, what in zip(args[1:], names[1:]):
+        if what in vectors:
+            check_vec3(name, args, value, what)
+            argtypes.append(value_type_by_name("vec3"))
+        elif what in scalars:
+            check_number(name, args, value, what)
+            argtypes.append(types.float32)
+        else:
+            check_number(name, args, value, what, kind=types.Integer)
+            argtypes.append(types.int32)
+    return signature(result, *argtypes)
 
 
 # --------------------------------------------------------------------------

@@ -89,7 +89,8 @@ def slice_positions(value_type, index):
 def sliced_type(value_type, positions):
     """The vector or matrix type of a slice's *positions* (see :func:`slice_positions`)."""
     kind = KIND_VEC if positions.ndim == 1 else KIND_MAT
-    return VALUE_TYPES[value_table.find_spec(kind, value_type.spec.dtype, positions.shape)]
+    shape = value_table.sliced_shape(positions.shape)
+    return VALUE_TYPES[value_table.find_spec(kind, value_type.spec.dtype, shape)]
 
 
 @typing_registry.register
@@ -148,8 +149,7 @@ def type_factories_as_builtins(builtins):
     calls this once they are registered); the builtin's lowering then serves the call."""
     declared = {id(value): numba_type for value, numba_type in typing_registry.globals}
     for name in TYPE_FACTORIES:
-        if name in builtins.__all__:  # (no quaternion() builtin yet: sim.types.quaternion
-            # stays the type factory, which a kernel cannot call)
+        if name in builtins.__all__:
             typing_registry.register_global(getattr(value_table, name),
                                             declared[id(getattr(builtins, name))])
     install()

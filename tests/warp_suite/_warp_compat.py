@@ -24,6 +24,7 @@ import ctypes.util
 import functools
 import importlib.util
 import io
+import operator
 import os
 import re
 import subprocess
@@ -35,6 +36,10 @@ import numpy as np
 
 import numba_sim as sim
 from numba_sim import arrays as _arrays
+from numba_sim import launch_capture as _launch_capture
+from numba_sim import map_kernels as _map_kernels
+
+_sim_kernel = sys.modules["numba_sim.kernel"]  # the module (sim.kernel is the decorator)
 
 USD_AVAILABLE = False  # Warp's USD-reading cases skip here, as in Warp without pxr
 wpc = sys.modules[__name__]  # the ported files name this module wpc (star imports too)
@@ -177,13 +182,15 @@ def to_device(a, device):
 
 
 def zero_(a):
-    """``a.zero_()``."""
-    a[...] = 0
+    """``a.zero_()`` (recorded by a CPU capture, as Warp's memory operations are)."""
+    _launch_capture.host_operation(lambda: a.__setitem__(Ellipsis, 0))
 
 
 def fill_(a, value):
-    """``a.fill_(value)``: a scalar, or a value such as ``sim.vec3(...)``."""
-    a[...] = np.asarray(value)
+    """``a.fill_(value)``: a scalar, or a value such as ``sim.vec3(...)`` (recorded by a CPU
+    capture)."""
+    value = np.asarray(value)
+    _launch_capture.host_operation(lambda: a.__setitem__(Ellipsis, value))
 
 
 def assign(a, src):
@@ -223,16 +230,64 @@ def _struct_class(dtype):
 
 
 def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
-    """Warp's ``wp.copy``: *count* elements (all of *src* when 0) of *src* from
-    *src_offset* into *dest* at *dest_offset* (offsets and count in elements of
-    the leading dimension, as for Warp's 1-D arrays)."""
+    """Warp's ``wp.copy``, with its argument checks and messages (RuntimeError): *count*
+    elements (0: all of *src*) of *src* from *src_offset* into *dest* at *dest_offset*.
+
+    Without offsets and count, both contiguous, it is Warp's flat copy of *src*'s data
+    into the start of *dest*'s.  With them, an element is a row of the leading dimension
+    (a value-type array's trailing storage dims are one element, which a NumPy array
+    cannot tell apart from more scalar dims), as for Warp's 1-D arrays; a non-contiguous
+    array then has to be 1-D, as in Warp."""
+    if _arrays.device_of(src) is None or _arrays.device_of(dest) is None:
+        raise RuntimeError("Copy source and destination must be arrays")
+    try:
+        src_offset, dest_offset, count = (operator.index(v)
+                                          for v in (src_offset, dest_offset, count))
+    except TypeError as error:
+        raise RuntimeError("Copy src_offset, dest_offset, and count must be integers") from error
+    if src_offset < 0:
+        raise RuntimeError(f"Source offset must be non-negative, got {src_offset}")
+    if dest_offset < 0:
+        raise RuntimeError(f"Destination offset must be non-negative, got {dest_offset}")
+    if count < 0:
+        raise RuntimeError(f"Copy count must be non-negative, got {count}")
+    if src.dtype.itemsize != dest.dtype.itemsize:
+        raise RuntimeError(f"Incompatible array data types: destination dtype={dest.dtype}, "
+                           f"source dtype={src.dtype}")
     source = src if _module_of(dest) is _module_of(src) else (
         sim.to_numpy(src) if _module_of(dest) is np else _arrays.cupy_module().asarray(src))
-    if count == 0 and dest_offset == 0 and src_offset == 0:
-        dest[...] = source.reshape(dest.shape)
+    contiguous = is_contiguous(src) and is_contiguous(dest)
+    if count == 0 and dest_offset == 0 and src_offset == 0 and (contiguous
+                                                               or src.size == dest.size):
+        if not contiguous and src.shape != dest.shape:
+            raise RuntimeError(f"Incompatible array shapes: destination shape={dest.shape}, "
+                               f"source shape={src.shape}")
+        if not contiguous:
+            _launch_capture.host_operation(lambda: dest.__setitem__(Ellipsis, source))
+        elif src.size > dest.size:
+            raise RuntimeError(f"Trying to copy source buffer with size ({src.nbytes}) from "
+                               f"offset (0) is larger than destination size ({dest.nbytes})")
+        else:
+            flat, size = dest.reshape(-1), src.size  # recorded by a CPU capture
+            _launch_capture.host_operation(
+                lambda: flat.__setitem__(slice(0, size), source.reshape(-1).view(dest.dtype)))
         return
-    count = count or (src.shape[0] - src_offset)
-    dest[dest_offset:dest_offset + count] = source[src_offset:src_offset + count]
+    count = count or src.shape[0]
+    if not contiguous and (src.ndim != 1 or dest.ndim != 1):
+        raise RuntimeError("dest_offset, src_offset, and count are only supported for 1-D "
+                           "non-contiguous arrays")
+    if src_offset + count > src.shape[0]:
+        raise RuntimeError(f"Trying to copy a range of {count} element(s) from source offset "
+                           f"({src_offset}) exceeds the source size ({src.shape[0]})")
+    if dest_offset + count > dest.shape[0]:
+        raise RuntimeError(f"Trying to copy a range of {count} element(s) to destination offset "
+                           f"({dest_offset}) exceeds the destination size ({dest.shape[0]})")
+    target = dest[dest_offset:dest_offset + count]
+    part = source[src_offset:src_offset + count]
+    if target.shape != part.shape:
+        raise RuntimeError(f"Incompatible array shapes: destination shape={target.shape}, "
+                           f"source shape={part.shape}")
+    _launch_capture.host_operation(lambda: target.__setitem__(Ellipsis, part))
 
 
 def clone(a, device=None, requires_grad=False):
@@ -278,9 +333,21 @@ def dtype_to_numpy(scalar_type):
     return np.dtype(scalar_type)
 
 
-def Kernel(func, key=None, module=None, options=None, code_transformers=None):  # noqa: N802
-    """``wp.Kernel(func=f, key=..., options=...)``: the call form of ``@wp.kernel(**options)``."""
-    return sim.kernel(func, **(options or {}))
+class _KernelClass(type):
+    """``wp.Kernel`` is Warp's kernel class: called, it makes a kernel (`Kernel`); as a class,
+    ``isinstance(k, wp.Kernel)`` is true of numba_sim's kernels."""
+
+    def __call__(cls, func, key=None, module=None, options=None, code_transformers=None):
+        """``wp.Kernel(func=f, key=..., options=...)``: the call form of
+        ``@wp.kernel(**options)``."""
+        return sim.kernel(func, **(options or {}))
+
+    def __instancecheck__(cls, value):
+        return isinstance(value, _sim_kernel.Kernel)
+
+
+class Kernel(metaclass=_KernelClass):
+    """``wp.Kernel``: see `_KernelClass`."""
 
 
 def make_isolated_kernel(func, **kwargs):
@@ -366,6 +433,12 @@ for _name in ("vector", "matrix", "quaternion", "transformation", "type_size",
     # Warp's type factories and type queries (also public as wp.types.X): numba_sim.types'
     if hasattr(sim.types, _name):
         _TYPE_TABLES[f"warp._src.types.{_name}"] = getattr(sim.types, _name)
+for _name in ("WarpCodegenError", "WarpCodegenTypeError", "WarpCodegenValueError"):
+    # Warp's kernel compile errors, which numba_sim raises under the same names
+    _TYPE_TABLES[f"warp._src.codegen.{_name}"] = getattr(sim, _name)
+_TYPE_TABLES["warp._src.types.Reference"] = sim.ref  # the class of wp.ref[T] annotations
+_TYPE_TABLES["warp._src.utils.map_cache"] = _map_kernels.map_cache  # wp.map's kernel cache
+_TYPE_TABLES["warp._src.types.check_array_shape"] = _arrays.check_array_shape  # shape limits
 _TYPE_TABLES["warp._src.utils.check_p2p"] = (  # Warp's host check that peer-to-peer works
     lambda: get_cuda_device_pair_with_peer_access_support() is not None)
 

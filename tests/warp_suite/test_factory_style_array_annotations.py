@@ -146,7 +146,7 @@ sim.overload(factory_style_vec3_component_sum_kernel, [sim.array(dtype=sim.vec3d
 
 def create_factory_style_string_annotation_kernel(dtype):
     def fn(
-        out: "wp.array(dtype=dtype)",
+        out: "sim.array(dtype=dtype)",
     ):
         i = sim.tid()
         out[i] = dtype(4.56)
