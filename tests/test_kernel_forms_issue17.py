@@ -116,6 +116,22 @@ def test_type_of_values_and_structs_function_parameters_and_keywords():
     np.testing.assert_array_equal(out, [3.0, 2.5, 6.0, 0.0, 8.0, 10.0, 10.0])
 
 
+def test_an_operator_overload_ignores_later_funcs_of_that_name_for_other_types():
+    @sim.func
+    def add(x: sim.float32, y: sim.float32) -> sim.int32:  # noqa: F811 (a later 'add')
+        return sim.int32(1)
+
+    @sim.kernel
+    def sums_pairs(out: sim.array(dtype=sim.float32)):
+        p = Pair(1.0, 2.0)
+        s = p + p
+        out[0] = s.a + s.b
+
+    out = sim.zeros(1, dtype=sim.float32)
+    sim.launch(sums_pairs, dim=1, inputs=[out])
+    assert out[0] == 6.0
+
+
 def test_builtins_take_keyword_arguments_by_their_parameter_names():
     assert sim.pow(y=sim.float32(3.0), x=sim.float32(2.0)) == 8.0
     with pytest.raises(TypeError, match="unexpected keyword argument 'z'"):

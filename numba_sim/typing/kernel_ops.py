@@ -16,7 +16,7 @@ from numba.core.extending import register_model
 from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, signature
 from numba.np import numpy_support
 
-from numba_sim import kernel_ops, scalar_rule
+from numba_sim import func_overloads, kernel_ops, scalar_rule
 from numba_sim.registry import typing_registry
 from numba_sim.types import KIND_MAT, attribute_slice, row_spec
 from numba_sim.typing.structs import StructType
@@ -97,6 +97,10 @@ def user_operator(context, name, a, b):
     """(the ``@sim.func``, its signature) overloading operator *name* for (a, b), or None
     (kernel_ops.USER_OPERATORS)."""
     for function in kernel_ops.USER_OPERATORS.get(name, ()):
+        annotations = func_overloads.annotations_of(function)
+        if len(annotations) != 2 or not any(all(func_overloads.matches(t, arg, relaxed) for t, arg in zip(annotations, (a, b)))
+                   for relaxed in (False, True)):
+            continue  # its parameters are annotated for other types
         try:
             sig = context.resolve_function_type(context.resolve_value_type(function), (a, b), {})
         except TypingError:
