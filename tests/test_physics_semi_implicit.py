@@ -24,7 +24,7 @@ import pytest
 
 import numba_sim as sim
 from numba_sim import physics
-from numba_sim.physics import collide, kernels
+from numba_sim.physics import collide, forces, kernels
 from numba_sim.physics.slots import ElementSlots
 
 G = 9.81
@@ -530,3 +530,25 @@ def test_element_forces_match_warp_sim():
         scale = np.abs(ref[family]).max()
         assert scale > 0.1, family
         np.testing.assert_allclose(f, ref[family], atol=1e-5 * scale, err_msg=family)  # float32
+
+
+@sim.kernel
+def _acos_kernel(x: sim.array(dtype=float), out: sim.array(dtype=float)):
+    i = sim.tid()
+    out[i] = forces.acos(x[i])
+
+
+def test_inline_acos_is_within_two_ulp_of_the_exact_value():
+    """forces.acos (inline, for the bending angle) against float64 acos: every 1009th float32
+    in [-1, 1], every one within 2^18 of 0.5 (where its two formulas meet) and of 1."""
+    bits = np.concatenate([np.arange(0, 0x3F800001, 1009, dtype=np.uint32),
+                           np.arange(0x3F000000 - 2 ** 18, 0x3F000000 + 2 ** 18, dtype=np.uint32),
+                           np.arange(0x3F800001 - 2 ** 18, 0x3F800001, dtype=np.uint32)])
+    magnitude = bits.view(np.float32)
+    x = np.concatenate([magnitude, -magnitude])
+    out = np.empty_like(x)
+    sim.launch(_acos_kernel, len(x), [x, out])
+    exact = np.arccos(x.astype(np.float64))
+    ulp = np.spacing(exact.astype(np.float32)).astype(np.float64)
+    assert (np.abs(out - exact) / ulp).max() < 2.0
+    assert out[np.argmax(x)] == 0.0 and out[np.argmin(x)] == np.float32(np.pi)

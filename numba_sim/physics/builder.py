@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from numba_sim.physics import checks
+from numba_sim.physics.builder_rigid import RigidBuilder
 from numba_sim.physics.model import Model
 
 PARTICLE_FLAG_ACTIVE = 1
@@ -86,7 +87,7 @@ def _mesh_edges(triangles):
     return interior, edges
 
 
-class ModelBuilder:
+class ModelBuilder(RigidBuilder):
     """Builds a :class:`Model` (API-physics.md, "Building a model").
 
     ``up_axis`` is "x" | "y" | "z"; a scalar ``gravity`` acts along it, a 3-vector is
@@ -175,6 +176,8 @@ class ModelBuilder:
         self.shape_collision_group = []
         self.shape_particle_collision = []
         self.shape_world = []
+        # rigid bodies and joints (builder_rigid.py)
+        self._init_rigid()
 
     # ------------------------------------------------------------------ counts
     particle_count = property(lambda self: len(self.particle_q))
@@ -183,8 +186,6 @@ class ModelBuilder:
     edge_count = property(lambda self: len(self.edge_indices))
     tet_count = property(lambda self: len(self.tet_indices))
     shape_count = property(lambda self: len(self.shape_type))
-    body_count = property(lambda self: 0)
-    joint_count = property(lambda self: 0)
 
     # --------------------------------------------------------------- particles
     def add_particle(self, pos, vel, mass, radius=None, flags=PARTICLE_FLAG_ACTIVE):
@@ -550,9 +551,7 @@ class ModelBuilder:
 
     # ------------------------------------------------------------------ shapes
     def _add_shape(self, call, body, xform, geo, scale, cfg, world=None):
-        if isinstance(body, bool) or not isinstance(body, (int, np.integer)) or body != -1:
-            raise ValueError(f"{call}: body={body!r} is out of range (this model has "
-                             f"{self.body_count} bodies; -1 is the static world)")
+        body = self._shape_body(call, body)
         cfg = ShapeConfig() if cfg is None else cfg
         if not isinstance(cfg, ShapeConfig):
             raise ValueError(f"{call}: cfg must be a physics.ShapeConfig, got {cfg!r}")
@@ -570,6 +569,7 @@ class ModelBuilder:
         self.shape_collision_group.append(cfg.collision_group)
         self.shape_particle_collision.append(cfg.has_particle_collision)
         self.shape_world.append(self._world if world is None else world)
+        self._rigid_shape_added(body, geo, self.shape_scale[-1], p, q, cfg)
         return len(self.shape_type) - 1
 
     def add_shape_plane(self, body=-1, xform=None, width=0.0, length=0.0, cfg=None):
@@ -578,6 +578,8 @@ class ModelBuilder:
         call = "add_shape_plane"
         width = checks.nonnegative(call, "width", width)
         length = checks.nonnegative(call, "length", length)
+        if body != -1:
+            raise ValueError(f"{call}: planes are static (body=-1); got body={body!r}")
         return self._add_shape(call, body, xform, GeoType.PLANE, (width, length, 0.0), cfg)
 
     def add_ground_plane(self, cfg=None):
@@ -646,7 +648,7 @@ class ModelBuilder:
                      "tri_poses", "tri_activations", "tri_materials", "tri_areas",
                      "edge_rest_angle", "edge_rest_length", "edge_bending_properties",
                      "tet_poses", "tet_activations", "tet_materials", "tet_volumes",
-                     "shape_type", "shape_body", "shape_scale", "shape_material_ke",
+                     "shape_type", "shape_scale", "shape_material_ke",
                      "shape_material_kd", "shape_material_kf", "shape_material_mu",
                      "shape_material_restitution", "shape_thickness", "shape_collision_group",
                      "shape_particle_collision"):
@@ -659,6 +661,7 @@ class ModelBuilder:
             sq = checks.quat_multiply(q, transform[3:])
             self.shape_transform.append(np.concatenate([sp, sq]))
         self.shape_world.extend(w if w < 0 else world for w in other.shape_world)
+        self._add_rigid_builder(other, p, q, world)
         self.num_worlds = max(self.num_worlds, world + 1)
         self._world = world
         return range(offset, len(self.particle_q))
@@ -669,7 +672,7 @@ class ModelBuilder:
         call = "replicate"
         num_worlds = checks.count(call, "num_worlds", num_worlds)
         spacing = checks.vector(call, "spacing", spacing)
-        empty = self.particle_count == 0 and self.shape_count == 0
+        empty = self.particle_count == 0 and self.shape_count == 0 and self.body_count == 0
         first = 0 if empty else self.num_worlds
         for k in range(num_worlds):
             self.add_builder(template, xform=(spacing * k, (0.0, 0.0, 0.0, 1.0)), world=first + k)
@@ -686,6 +689,7 @@ class ModelBuilder:
             if any(b < a for a, b in zip(values, values[1:])):
                 raise ValueError(f"{call}: {name} is not world-major (entities of a world were "
                                  "added after those of a later world)")
+        self._check_rigid(call)
         return Model(self, device)
 
 

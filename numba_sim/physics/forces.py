@@ -25,6 +25,25 @@ models, where a launch per kernel would dominate).
 import numba_sim as sim
 
 HALF_PI = 1.5707963267948966
+PI = 3.141592653589793
+
+
+@sim.func(inline=True)
+def acos(x: float):
+    """``acos(x)`` for float32 *x* in [-1, 1], inline (``sim.acos`` calls libm's ``acosf``):
+    within 1.3 ulp of the exact value (tests/test_physics_semi_implicit.py checks < 2).
+    Cephes' ``asinf`` polynomial on ``z = x^2`` (|x| <= 1/2) or ``z = (1 - |x|) / 2``
+    (``acos |x| = 2 asin(sqrt(z))``): a square root and a few multiplies, no call in the
+    middle of a bending edge (measured alone: about as fast as ``acosf`` there)."""
+    a = sim.abs(x)
+    big = a > 0.5
+    z = sim.where(big, 0.5 * (1.0 - a), a * a)
+    s = sim.where(big, sim.sqrt(z), a)
+    p = ((((4.2163199048e-2 * z + 2.4181311049e-2) * z + 4.5470025998e-2) * z
+          + 7.4953002686e-2) * z + 1.6666752422e-1) * z
+    asin_s = s + s * p
+    r = sim.where(big, 2.0 * asin_s, HALF_PI - asin_s)
+    return sim.where(x < 0.0, PI - r, r)
 
 
 @sim.func(inline=True)
@@ -46,39 +65,42 @@ def spring_force(xi: sim.vec3, xj: sim.vec3, vi: sim.vec3, vj: sim.vec3, rest: f
 def triangle_force(x0: sim.vec3, x1: sim.vec3, x2: sim.vec3, v0: sim.vec3, v1: sim.vec3,
                    v2: sim.vec3, dm: sim.mat22, act: float, k_mu: float, k_lambda: float,
                    k_damp: float, k_drag: float, k_lift: float):
-    """The forces of a membrane triangle on its three particles."""
+    """The forces of a membrane triangle on its three particles.
+
+    warp.sim's ``eval_triangles`` with its products regrouped (the same values up to
+    float32 rounding, about half the multiplies): its shear and damping force
+    ``(k_mu F + k_damp dF/dt) Dm^T`` with ``F = Xs Dm`` is ``(k_mu Xs + k_damp Vs) M``
+    for the 2 x 2 ``M = Dm Dm^T``, and the area constraint's rate
+    ``dcdq.v1 + dcdr.v2 - (dcdq + dcdr).v0`` is ``dcdq.v10 + dcdr.v20``."""
     x10 = x1 - x0
     x20 = x2 - x0
     v10 = v1 - v0
     v20 = v2 - v0
     inv_rest_area = sim.determinant(dm) * 2.0
     rest_area = 1.0 / inv_rest_area
+    alpha = 1.0 + k_mu / k_lambda
     k_mu = k_mu * rest_area
     k_lambda = k_lambda * rest_area
     k_damp = k_damp * rest_area
-    # deformation gradient F = Xs Dm^-1 and its rate, by columns
-    f1 = x10 * dm[0, 0] + x20 * dm[1, 0]
-    f2 = x10 * dm[0, 1] + x20 * dm[1, 1]
-    dfdt1 = v10 * dm[0, 0] + v20 * dm[1, 0]
-    dfdt2 = v10 * dm[0, 1] + v20 * dm[1, 1]
-    p1 = f1 * k_mu + dfdt1 * k_damp
-    p2 = f2 * k_mu + dfdt2 * k_damp
-    # force = P Dm^T
-    fq = p1 * dm[0, 0] + p2 * dm[0, 1]
-    fr = p1 * dm[1, 0] + p2 * dm[1, 1]
-    alpha = 1.0 + k_mu / k_lambda
+    m00 = dm[0, 0] * dm[0, 0] + dm[0, 1] * dm[0, 1]
+    m01 = dm[0, 0] * dm[1, 0] + dm[0, 1] * dm[1, 1]
+    m11 = dm[1, 0] * dm[1, 0] + dm[1, 1] * dm[1, 1]
+    y1 = x10 * k_mu + v10 * k_damp
+    y2 = x20 * k_mu + v20 * k_damp
+    fq = y1 * m00 + y2 * m01
+    fr = y1 * m01 + y2 * m11
     # area preservation
     n = sim.cross(x10, x20)
-    area = sim.length(n) * 0.5
+    n_length = sim.length(n)
+    area = n_length * 0.5
     c = area * inv_rest_area - alpha + act
-    n = sim.normalize(n)
-    dcdq = sim.cross(x20, n) * inv_rest_area * 0.5
-    dcdr = sim.cross(n, x10) * inv_rest_area * 0.5
-    f_area = k_lambda * c
-    dcdt = sim.dot(dcdq, v1) + sim.dot(dcdr, v2) - sim.dot(dcdq + dcdr, v0)
-    f_damp = k_damp * dcdt
-    fq = fq + dcdq * (f_area + f_damp)
-    fr = fr + dcdr * (f_area + f_damp)
+    n = n * sim.where(n_length > 0.0, 1.0 / n_length, 0.0)
+    half_inv_rest_area = inv_rest_area * 0.5
+    dcdq = sim.cross(x20, n) * half_inv_rest_area
+    dcdr = sim.cross(n, x10) * half_inv_rest_area
+    f_total = k_lambda * c + k_damp * (sim.dot(dcdq, v10) + sim.dot(dcdr, v20))
+    fq = fq + dcdq * f_total
+    fr = fr + dcdr * f_total
     fp = fq + fr
     # aerodynamic drag and lift
     if k_drag != 0.0 or k_lift != 0.0:
@@ -87,8 +109,8 @@ def triangle_force(x0: sim.vec3, x1: sim.vec3, x2: sim.vec3, v0: sim.vec3, v1: s
         if speed > 0.0:
             vdir = vmid / speed
             f_drag = vmid * (k_drag * area * sim.abs(sim.dot(n, vmid)))
-            f_lift = n * (k_lift * area * (HALF_PI - sim.acos(sim.clamp(sim.dot(n, vdir),
-                                                                      -1.0, 1.0)))) \
+            f_lift = n * (k_lift * area * (HALF_PI - acos(sim.clamp(sim.dot(n, vdir),
+                                                                  -1.0, 1.0)))) \
                 * sim.dot(vmid, vmid)
             fp = fp - f_drag - f_lift
             fq = fq + f_drag + f_lift
@@ -97,32 +119,56 @@ def triangle_force(x0: sim.vec3, x1: sim.vec3, x2: sim.vec3, v0: sim.vec3, v1: s
 
 
 @sim.func(inline=True)
-def bending_force(x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, x4: sim.vec3, v1: sim.vec3,
-                  v2: sim.vec3, v3: sim.vec3, v4: sim.vec3, rest: float, ke: float, kd: float):
-    """The forces of a bending edge (across x3-x4, wings x1 and x2) on its particles."""
+def dihedral_angle(x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, x4: sim.vec3):
+    """(valid, angle, |e|, g1, g2, g3, g4): the signed dihedral angle across the edge
+    x3-x4 (wings x1 and x2) and its gradients ``g_k = d(angle)/dx_k`` (Bridson et al.
+    2003; warp.sim's bending force is ``-ke |e| (angle - rest) g_k``); not valid (zero
+    angle and gradients) when a face or the edge is degenerate.  Used by the
+    semi-implicit bending force and the XPBD bending constraint.
+
+    warp.sim's ``eval_bending`` with fewer operations, the same values up to float32
+    rounding: the ``g_k`` sum to zero (the angle does not change under translation),
+    so ``g4 = -(g1 + g2 + g3)``; dot products with the unit edge are taken with the
+    edge and scaled once; the sign of the angle is that of ``(n2 x n1).e`` before any
+    positive scaling."""
     n1 = sim.cross(x3 - x1, x4 - x1)
     n2 = sim.cross(x4 - x2, x3 - x2)
     n1_length = sim.length(n1)
     n2_length = sim.length(n2)
     e_vec = x4 - x3
     e_length = sim.length(e_vec)
+    valid = n1_length >= 1.0e-6 and n2_length >= 1.0e-6 and e_length > 0.0
+    angle = 0.0
+    g1 = sim.vec3()
+    g2 = sim.vec3()
+    g3 = sim.vec3()
+    g4 = sim.vec3()
+    if valid:
+        rcp_n1 = 1.0 / n1_length
+        rcp_n2 = 1.0 / n2_length
+        rcp_e = 1.0 / e_length
+        cos_theta = sim.clamp(sim.dot(n1, n2) * rcp_n1 * rcp_n2, -1.0, 1.0)
+        angle = acos(cos_theta) * sim.sign(sim.dot(sim.cross(n2, n1), e_vec))
+        c1 = rcp_n1 * rcp_n1
+        c2 = rcp_n2 * rcp_n2
+        g1 = n1 * (c1 * e_length)
+        g2 = n2 * (c2 * e_length)
+        g3 = n1 * (c1 * rcp_e * sim.dot(x1 - x4, e_vec)) \
+            + n2 * (c2 * rcp_e * sim.dot(x2 - x4, e_vec))
+        g4 = -(g1 + g2 + g3)
+    return valid, angle, e_length, g1, g2, g3, g4
+
+
+@sim.func(inline=True)
+def bending_force(x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, x4: sim.vec3, v1: sim.vec3,
+                  v2: sim.vec3, v3: sim.vec3, v4: sim.vec3, rest: float, ke: float, kd: float):
+    """The forces of a bending edge (across x3-x4, wings x1 and x2) on its particles."""
+    valid, angle, e_length, d1, d2, d3, d4 = dihedral_angle(x1, x2, x3, x4)
     f1 = sim.vec3()
     f2 = sim.vec3()
     f3 = sim.vec3()
     f4 = sim.vec3()
-    if n1_length >= 1.0e-6 and n2_length >= 1.0e-6 and e_length > 0.0:
-        rcp_n1 = 1.0 / n1_length
-        rcp_n2 = 1.0 / n2_length
-        cos_theta = sim.clamp(sim.dot(n1, n2) * rcp_n1 * rcp_n2, -1.0, 1.0)
-        n1 = n1 * rcp_n1 * rcp_n1
-        n2 = n2 * rcp_n2 * rcp_n2
-        e_hat = e_vec / e_length
-        s = sim.sign(sim.dot(sim.cross(n2, n1), e_hat))
-        angle = sim.acos(cos_theta) * s
-        d1 = n1 * e_length
-        d2 = n2 * e_length
-        d3 = n1 * sim.dot(x1 - x4, e_hat) + n2 * sim.dot(x2 - x4, e_hat)
-        d4 = n1 * sim.dot(x3 - x1, e_hat) + n2 * sim.dot(x3 - x2, e_hat)
+    if valid:
         f_elastic = ke * (angle - rest)
         f_damp = kd * (sim.dot(d1, v1) + sim.dot(d2, v2) + sim.dot(d3, v3) + sim.dot(d4, v4))
         f_total = -e_length * (f_elastic + f_damp)

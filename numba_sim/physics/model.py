@@ -7,6 +7,8 @@ import numpy as np
 import numba_sim as sim
 from numba_sim.arrays import cupy_module, parse_device
 from numba_sim.physics import collide as collide_kernels
+from numba_sim.physics import rigid_contacts
+from numba_sim.physics.builder_rigid import rigid_model_arrays
 
 
 def _array_module(target):
@@ -27,11 +29,11 @@ class State:
         self.particle_q = xp.array(model.particle_q, copy=True)
         self.particle_qd = xp.array(model.particle_qd, copy=True)
         self.particle_f = xp.zeros_like(model.particle_q)
-        self.body_q = xp.zeros((0, 7), dtype=np.float32)
-        self.body_qd = xp.zeros((0, 6), dtype=np.float32)
-        self.body_f = xp.zeros((0, 6), dtype=np.float32)
-        self.joint_q = xp.zeros(0, dtype=np.float32)
-        self.joint_qd = xp.zeros(0, dtype=np.float32)
+        self.body_q = xp.array(model.body_q, copy=True)
+        self.body_qd = xp.array(model.body_qd, copy=True)
+        self.body_f = xp.zeros((model.body_count, 6), dtype=np.float32)
+        self.joint_q = xp.array(model.joint_q, copy=True)
+        self.joint_qd = xp.array(model.joint_qd, copy=True)
 
     _ARRAYS = ("particle_q", "particle_qd", "particle_f", "body_q", "body_qd", "body_f",
                "joint_q", "joint_qd")
@@ -57,7 +59,7 @@ class Control:
 
     def __init__(self, model):
         xp = model._xp
-        self.joint_target_q = xp.zeros(model.joint_dof_count, dtype=np.float32)
+        self.joint_target_q = xp.array(model.joint_target_q, copy=True)
         self.joint_target_qd = xp.zeros(model.joint_dof_count, dtype=np.float32)
         self.joint_f = xp.zeros(model.joint_dof_count, dtype=np.float32)
         self.tri_activations = xp.array(model.tri_activations, copy=True)
@@ -67,9 +69,11 @@ class Control:
 class Contacts:
     """Particle-shape contacts found by ``model.collide`` (warp.sim's ``soft_contact_*``
     names): ``soft_contact_count[0]`` of them, each a particle, a shape, the closest
-    point on the shape in its body's frame (static shapes: world) and the world normal."""
+    point on the shape in its body's frame (static shapes: world) and the world normal;
+    and rigid contacts of body shapes against planes (``rigid_contact_*``,
+    rigid_contacts.py)."""
 
-    def __init__(self, model, soft_contact_max=None):
+    def __init__(self, model, soft_contact_max=None, rigid_contact_max=None):
         xp = model._xp
         self.model = model
         if soft_contact_max is None:
@@ -82,8 +86,7 @@ class Contacts:
         self.soft_contact_body_pos = xp.zeros((m, 3), dtype=np.float32)
         self.soft_contact_body_vel = xp.zeros((m, 3), dtype=np.float32)
         self.soft_contact_normal = xp.zeros((m, 3), dtype=np.float32)
-        self.rigid_contact_max = 0
-        self.rigid_contact_count = xp.zeros(1, dtype=np.int32)
+        rigid_contacts.init_rigid_contacts(self, model, rigid_contact_max)
 
 
 class Model:
@@ -177,18 +180,8 @@ class Model:
         self.shape_world = put(builder.shape_world, i32)
         self.shape_particle_collision = put(builder.shape_particle_collision, i32)
         self._particle_shape_count = int(sum(builder.shape_particle_collision))
-        # rigid bodies and joints (none in this layer yet: empty arrays of the right layout)
-        self.body_count = 0
-        self.joint_count = 0
-        self.joint_dof_count = 0
-        self.body_mass = put([], f32)
-        self.body_inertia = put([], f32, (3, 3))
-        self.body_com = put([], f32, (3,))
-        self.body_q = put([], f32, (7,))
-        self.body_qd = put([], f32, (6,))
-        self.joint_parent = put([], i32)
-        self.joint_child = put([], i32)
-        self.joint_type = put([], i32)
+        # rigid bodies and joints (builder_rigid.py)
+        rigid_model_arrays(self, builder, put)
 
     # ------------------------------------------------------------------------
     def state(self):
@@ -197,9 +190,10 @@ class Model:
     def control(self):
         return Control(self)
 
-    def contacts(self, soft_contact_max=None):
-        """Preallocated contacts (room for every particle against every particle shape)."""
-        return Contacts(self, soft_contact_max)
+    def contacts(self, soft_contact_max=None, rigid_contact_max=None):
+        """Preallocated contacts (room for every particle against every particle shape,
+        every body shape's contact points against every plane)."""
+        return Contacts(self, soft_contact_max, rigid_contact_max)
 
     def world_view(self, array):
         """A world-major per-entity array as ``(num_worlds, per_world, ...)``, no copy."""
@@ -236,10 +230,12 @@ class Model:
             count = int(contacts.soft_contact_count[0])
             if count > contacts.soft_contact_max:
                 contacts.soft_contact_count[0] = contacts.soft_contact_max
+        rigid_contacts.collide_rigid(self, state, contacts)
         return contacts
 
     def __repr__(self):
         return (f"Model(particles={self.particle_count}, springs={self.spring_count}, "
                 f"triangles={self.tri_count}, edges={self.edge_count}, "
                 f"tetrahedra={self.tet_count}, shapes={self.shape_count}, "
+                f"bodies={self.body_count}, joints={self.joint_count}, "
                 f"worlds={self.num_worlds}, device={self.device!r})")

@@ -21,6 +21,7 @@ import numpy as np
 
 import numba_sim as sim
 from numba_sim.physics import kernels
+from numba_sim.physics import rigid_step
 from numba_sim.physics.model import Contacts, Control, Model, State
 from numba_sim.physics.slots import ElementSlots
 from numba_sim.physics.stepping import SubstepLaunches
@@ -65,8 +66,10 @@ def check_step_arguments(call, model, state_in, state_out, control, contacts, dt
 class SolverSemiImplicit(SubstepLaunches):
     """Semi-implicit (symplectic) Euler with penalty forces (API-physics.md).
 
-    ``angular_damping`` and ``friction_smoothing`` are warp.sim's rigid-body settings,
-    kept for when bodies exist; particles do not use them.
+    ``angular_damping`` and ``friction_smoothing`` are warp.sim's rigid-body settings:
+    bodies' angular velocities are damped by ``angular_damping`` (rigid_step.py); the
+    rigid contacts' friction is the plain ``min(kf |v_t|, mu f_n)``, so
+    ``friction_smoothing`` is accepted and not used yet.  Particles use neither.
 
     ``fuse``: None chooses (one serial launch per substep for small CPU models, and for
     any CPU model when numba runs one thread), True or False forces it (True on the CPU
@@ -178,6 +181,8 @@ class SolverSemiImplicit(SubstepLaunches):
         m = self.model
         dt = check_step_arguments("SolverSemiImplicit.step", m, state_in, state_out, control,
                                   contacts, dt)
+        if m.body_count:
+            rigid_step.step_semi_implicit(self, state_in, state_out, contacts, dt)
         if m.particle_count == 0:
             return state_out
         contacts = self._no_contacts if contacts is None else contacts

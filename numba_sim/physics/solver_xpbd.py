@@ -18,6 +18,7 @@ import numpy as np
 import numba_sim as sim
 from numba_sim.physics import xpbd_constraints as xc
 from numba_sim.physics.kernels import make_struct
+from numba_sim.physics import rigid_step
 from numba_sim.physics.model import Contacts, Model
 from numba_sim.physics.stepping import SubstepLaunches
 from numba_sim.physics.solver_semi_implicit import (
@@ -29,7 +30,8 @@ class SolverXPBD(SubstepLaunches):
     """XPBD (API-physics.md): springs as compliant distance constraints (compliance
     ``1 / ke``), bending edges, neo-Hookean tetrahedra, contacts with friction.
 
-    ``angular_damping`` acts on rigid bodies (kept for when they exist).
+    Rigid bodies, joints and ground contacts follow Müller et al. 2020 (xpbd_rigid.py);
+    ``angular_damping`` damps the bodies' angular velocities.
     ``fuse``: None chooses (one serial Gauss-Seidel launch per substep for small CPU
     models), True or False forces it (True on the CPU only).
     """
@@ -106,6 +108,8 @@ class SolverXPBD(SubstepLaunches):
         m = self.model
         dt = check_step_arguments("SolverXPBD.step", m, state_in, state_out, control, contacts,
                                   dt)
+        if m.body_count:
+            rigid_step.step_xpbd(self, state_in, state_out, contacts, dt)
         if m.particle_count == 0:
             return state_out
         contacts = self._no_contacts if contacts is None else contacts

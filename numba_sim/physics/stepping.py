@@ -110,7 +110,8 @@ class SubstepLaunches:
         substeps = int(substeps)
         states = (state_0, state_1)
         graphable = self._cpu and self.replay_launches and not capturing() \
-            and self.model.particle_count > 0 and not self._particle_contacts()
+            and (self.model.particle_count > 0 or self.model.body_count > 0) \
+            and not self._particle_contacts()
         if not graphable:
             for k in range(substeps):
                 self.step(states[k % 2], states[1 - k % 2], control, contacts, dt)

@@ -22,6 +22,7 @@ add them atomically into ``delta``, applied after each pass (Jacobi).
 """
 
 import numba_sim as sim
+from numba_sim.physics import forces
 from numba_sim.physics.kernels import VEC3, FLOATS, INTS, INTS2, FLOATS2, FLAGS
 
 
@@ -57,19 +58,25 @@ def finish_particle(x: sim.vec3, x_pred: sim.vec3, v_pred: sim.vec3, active: boo
 def distance_correction(xi: sim.vec3, xj: sim.vec3, x0i: sim.vec3, x0j: sim.vec3, wi: float,
                         wj: float, rest: float, ke: float, kd: float, dt: float, lam: float):
     """(dx_i, dx_j, dlambda) of a compliant distance constraint (compliance 1 / ke), with
-    XPBD damping ``gamma = kd / (ke dt)`` on the displacement of the substep so far."""
+    XPBD damping ``gamma = kd / (ke dt)`` on the displacement of the substep so far.
+
+    ``dlambda = -(c + alpha lam + gamma moved) / ((1 + gamma)(wi + wj) + alpha)`` with
+    ``alpha = 1 / (ke dt^2)``, its numerator and denominator multiplied by ``ke dt^2``
+    (one division instead of three: Gauss-Seidel waits for each correction)."""
     xij = xi - xj
     length = sim.length(xij)
     dxi = sim.vec3()
     dxj = sim.vec3()
     dlambda = 0.0
     if length > 0.0 and wi + wj > 0.0 and ke > 0.0:
-        n = xij / length
+        n = xij * (1.0 / length)
         c = length - rest
-        alpha = 1.0 / (ke * dt * dt)
-        gamma = kd / (ke * dt)
-        moved = sim.dot(n, (xi - x0i) - (xj - x0j))
-        dlambda = -(c + alpha * lam + gamma * moved) / ((1.0 + gamma) * (wi + wj) + alpha)
+        k_dt2 = ke * dt * dt
+        kd_dt = kd * dt
+        numerator = k_dt2 * c + lam
+        if kd_dt != 0.0:  # (often 0: the motion of the substep is not needed)
+            numerator = numerator + kd_dt * sim.dot(n, (xi - x0i) - (xj - x0j))
+        dlambda = -numerator / ((k_dt2 + kd_dt) * (wi + wj) + 1.0)
         dxi = n * (wi * dlambda)
         dxj = n * (-wj * dlambda)
     return dxi, dxj, dlambda
@@ -80,39 +87,20 @@ def bending_correction(x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, x4: sim.vec3, w
                        w2: float, w3: float, w4: float, rest: float, ke: float, dt: float,
                        lam: float):
     """(dx1, dx2, dx3, dx4, dlambda) of a bending edge: the signed dihedral angle across
-    x3-x4 toward *rest*, compliance 1 / ke."""
+    x3-x4 toward *rest*, compliance 1 / ke (``alpha = 1 / (ke dt^2)``; ``dlambda``'s
+    numerator and denominator multiplied by ``ke dt^2``, one division fewer)."""
     d1 = sim.vec3()
     d2 = sim.vec3()
     d3 = sim.vec3()
     d4 = sim.vec3()
     dlambda = 0.0
-    n1 = sim.cross(x3 - x1, x4 - x1)
-    n2 = sim.cross(x4 - x2, x3 - x2)
-    n1_length = sim.length(n1)
-    n2_length = sim.length(n2)
-    e_vec = x4 - x3
-    e_length = sim.length(e_vec)
-    if n1_length > 1.0e-6 and n2_length > 1.0e-6 and e_length > 0.0 and ke > 0.0:
-        # the same signed angle and gradients as the semi-implicit bending force
-        rcp_n1 = 1.0 / n1_length
-        rcp_n2 = 1.0 / n2_length
-        cos_theta = sim.clamp(sim.dot(n1, n2) * rcp_n1 * rcp_n2, -1.0, 1.0)
-        e_hat = e_vec / e_length
-        s = sim.sign(sim.dot(sim.cross(n2, n1), e_hat))
-        angle = sim.acos(cos_theta) * s
-        n1 = n1 * rcp_n1 * rcp_n1
-        n2 = n2 * rcp_n2 * rcp_n2
-        # d(angle)/dx_k = g_k (Bridson et al. 2003; the semi-implicit force is
-        # -ke |e| (angle - rest) g_k)
-        g1 = n1 * e_length
-        g2 = n2 * e_length
-        g3 = n1 * sim.dot(x1 - x4, e_hat) + n2 * sim.dot(x2 - x4, e_hat)
-        g4 = n1 * sim.dot(x3 - x1, e_hat) + n2 * sim.dot(x3 - x2, e_hat)
+    valid, angle, e_length, g1, g2, g3, g4 = forces.dihedral_angle(x1, x2, x3, x4)
+    if valid and ke > 0.0:
         denominator = w1 * sim.dot(g1, g1) + w2 * sim.dot(g2, g2) + w3 * sim.dot(g3, g3) \
             + w4 * sim.dot(g4, g4)
         if denominator > 0.0:
-            alpha = 1.0 / (ke * dt * dt)
-            dlambda = -(angle - rest + alpha * lam) / (denominator + alpha)
+            k_dt2 = ke * dt * dt
+            dlambda = -(k_dt2 * (angle - rest) + lam) / (k_dt2 * denominator + 1.0)
             d1 = g1 * (w1 * dlambda)
             d2 = g2 * (w2 * dlambda)
             d3 = g3 * (w3 * dlambda)

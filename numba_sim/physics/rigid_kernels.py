@@ -1,0 +1,119 @@
+"""Rigid-body kernels of ``SolverSemiImplicit``, and the rigid-body functions both
+solvers share.
+
+Conventions (API-physics.md, newton 1.8): ``body_q`` the world transform of the
+body origin; ``body_qd`` = (linear velocity of the centre of mass, angular
+velocity), world; ``body_f`` = (force at the centre of mass, torque), world,
+external: a step applies it and leaves it as it is.
+
+Semi-implicit step: ``ground_contact_force_kernel`` (one thread per contact)
+adds penalty forces (warp.sim's ``eval_rigid_contacts``: ``ke`` on the depth,
+``kd`` on the approach speed, friction ``min(kf |v_t|, mu f_n)``; a pair's
+``ke, kd, kf, mu`` the mean of its two shapes') into a per-body accumulator;
+``integrate_bodies_kernel`` (one thread per body) applies them with gravity
+(symplectic Euler, gyroscopic term, angular damping) and clears the accumulator.
+"""
+
+import numba_sim as sim
+
+TRANSFORMS = sim.array(dtype=sim.transform)
+SPATIAL = sim.array(dtype=sim.spatial_vector)
+VEC3 = sim.array(dtype=sim.vec3)
+FLOATS = sim.array(dtype=float)
+INTS = sim.array(dtype=sim.int32)
+MAT33 = sim.array(dtype=sim.mat33)
+
+
+@sim.func
+def world_inverse_inertia(q: sim.quat, inv_inertia: sim.mat33):
+    """The inverse inertia in world axes, R I^-1 R^T."""
+    R = sim.quat_to_matrix(q)
+    return R * inv_inertia * sim.transpose(R)
+
+
+@sim.func
+def integrate_rotation(q: sim.quat, w: sim.vec3, dt: float):
+    """q advanced by the angular velocity w (world) over dt, normalized."""
+    return sim.normalize(q + sim.quat(w[0], w[1], w[2], 0.0) * q * (0.5 * dt))
+
+
+@sim.func
+def angular_acceleration(q: sim.quat, w: sim.vec3, torque: sim.vec3, inertia: sim.mat33,
+                         inv_inertia: sim.mat33):
+    """I_w^-1 (tau - w x I_w w): Euler's equations in world axes."""
+    R = sim.quat_to_matrix(q)
+    Rt = sim.transpose(R)
+    I_w = R * inertia * Rt
+    return R * inv_inertia * Rt * (torque - sim.cross(w, I_w * w))
+
+
+@sim.func
+def contact_separation(X: sim.transform, point0: sim.vec3, point1: sim.vec3, normal: sim.vec3,
+                       thickness: float):
+    """(world contact point on the body, separation along the normal; < 0 penetrates)."""
+    p = sim.transform_point(X, point0)
+    return p, sim.dot(normal, p - point1) - thickness
+
+
+@sim.kernel
+def ground_contact_force_kernel(
+        body_q: TRANSFORMS, body_qd: SPATIAL, body_com: VEC3, shape_body: INTS,
+        shape_ke: FLOATS, shape_kd: FLOATS, shape_kf: FLOATS, shape_mu: FLOATS,
+        contact_count: INTS, contact_shape0: INTS, contact_shape1: INTS, contact_point0: VEC3,
+        contact_point1: VEC3, contact_normal: VEC3, contact_thickness0: FLOATS,
+        contact_thickness1: FLOATS, body_contact_f: SPATIAL):
+    c = sim.tid()
+    if c < contact_count[0]:
+        s0 = contact_shape0[c]
+        s1 = contact_shape1[c]
+        b = shape_body[s0]
+        X = body_q[b]
+        n = contact_normal[c]
+        p, d = contact_separation(X, contact_point0[c], contact_point1[c], n,
+                                  contact_thickness0[c] + contact_thickness1[c])
+        if d < 0.0:
+            ke = 0.5 * (shape_ke[s0] + shape_ke[s1])
+            kd = 0.5 * (shape_kd[s0] + shape_kd[s1])
+            kf = 0.5 * (shape_kf[s0] + shape_kf[s1])
+            mu = 0.5 * (shape_mu[s0] + shape_mu[s1])
+            r = p - sim.transform_point(X, body_com[b])
+            qd = body_qd[b]
+            v = sim.spatial_top(qd) + sim.cross(sim.spatial_bottom(qd), r)
+            vn = sim.dot(n, v)
+            vt = v - n * vn
+            fn = -ke * d - kd * sim.min(vn, 0.0)
+            f = n * fn
+            vt_len = sim.length(vt)
+            if vt_len > 0.0:
+                f = f - vt * (sim.min(kf * vt_len, mu * fn) / vt_len)
+            sim.atomic_add(body_contact_f, b, sim.spatial_vector(f, sim.cross(r, f)))
+
+
+@sim.kernel
+def integrate_bodies_kernel(
+        body_q: TRANSFORMS, body_qd: SPATIAL, body_f: SPATIAL, body_contact_f: SPATIAL,
+        body_com: VEC3, body_inv_mass: FLOATS, body_inertia: MAT33, body_inv_inertia: MAT33,
+        gravity: sim.vec3, angular_damping: float, dt: float, body_q_out: TRANSFORMS,
+        body_qd_out: SPATIAL):
+    b = sim.tid()
+    X = body_q[b]
+    qd = body_qd[b]
+    f = body_f[b] + body_contact_f[b]
+    body_contact_f[b] = sim.spatial_vector()
+    inv_m = body_inv_mass[b]
+    if inv_m > 0.0:
+        q = sim.transform_get_rotation(X)
+        com = body_com[b]
+        x = sim.transform_point(X, com)
+        v = sim.spatial_top(qd) + (sim.spatial_top(f) * inv_m + gravity) * dt
+        w = sim.spatial_bottom(qd)
+        w = w + angular_acceleration(q, w, sim.spatial_bottom(f), body_inertia[b],
+                                     body_inv_inertia[b]) * dt
+        w = w * (1.0 - angular_damping * dt)
+        x = x + v * dt
+        q = integrate_rotation(q, w, dt)
+        body_q_out[b] = sim.transform(x - sim.quat_rotate(q, com), q)
+        body_qd_out[b] = sim.spatial_vector(v, w)
+    else:
+        body_q_out[b] = X
+        body_qd_out[b] = qd

@@ -1,0 +1,459 @@
+"""Rigid bodies, joints and ground contacts of ``SolverXPBD``: Müller, Macklin,
+Chentanez, Jeschke, Kim 2020, "Detailed rigid body simulation with extended
+position based dynamics" (Algorithm 2), one substep per ``step``.
+
+1. Record each contact's normal velocity before the step (restitution needs it).
+2. Predict: ``v += h (f / m + g)``, ``w += h I^-1 (tau - w x I w)``, ``x += h v``,
+   ``q += h/2 [w, 0] q`` (normalized), for bodies of positive mass.
+3. ``iterations`` passes, Gauss-Seidel: joints (angular part first, then the
+   positional part), then contacts.  Every correction is the paper's: for a
+   positional violation ``c n`` between points at ``r1``, ``r2`` from the centres,
+   ``w_i = 1/m_i + (r_i x n)^T I_i^-1 (r_i x n)`` (world ``I^-1``),
+   ``dlambda = -c / (w_1 + w_2)``, ``p = dlambda n``, ``x_1 += p / m_1``,
+   ``q_1 += 1/2 [I_1^-1 (r_1 x p), 0] q_1`` and the opposite on body 2; an angular
+   violation ``theta n`` likewise with ``w_i = n^T I_i^-1 n``.  Joints and contacts
+   are hard (zero compliance).
+4. Velocities from positions: ``v = (x - x_prev) / h``, ``w = 2 vec(q q_prev^-1) / h``
+   (as ``v* + (x - x*) / h``, without float32 cancellation).
+5. Velocity pass over contacts that pushed: dynamic friction, an impulse against the
+   tangential velocity of at most ``mu lambda_n / h`` (``h mu f_n`` with ``f_n =
+   lambda_n / h^2``: the paper writes this cap on the velocity change itself; as an
+   impulse it is Coulomb's law), then restitution of the normal velocity to
+   ``max(-e v_n_before, 0)`` (``e = 0`` when ``|v_n| <= 2 |g| h``).
+
+Violation directions: ``corr = a_1 - a_2`` (``a`` the attachment points) and, for
+angles, the rotation that takes body 2's joint frame onto body 1's (``2 vec(q_1
+q_2^-1)`` for a weld, ``a_2 x a_1`` for hinge axes).  Body index -1 is the static
+world.  The kernel runs on one thread (the paper's serial Gauss-Seidel): a model's
+bodies, joints and contacts in one launch per substep.
+"""
+
+import numba_sim as sim
+from numba_sim.physics.rigid_kernels import (
+    FLOATS, INTS, MAT33, SPATIAL, TRANSFORMS, VEC3, angular_acceleration, integrate_rotation,
+    world_inverse_inertia,
+)
+
+QUATS = sim.array(dtype=sim.quat)
+
+PRISMATIC = 0
+REVOLUTE = 1
+BALL = 2
+FIXED = 3
+
+VELOCITY_SWEEPS = 4
+"""sweeps over the contacts' normal velocities (friction in the first only)"""
+
+
+@sim.func
+def inverse_inertia_of(b: int, qs: QUATS, inv_inertia: MAT33):
+    I = sim.mat33()
+    if b >= 0:
+        I = world_inverse_inertia(qs[b], inv_inertia[b])
+    return I
+
+
+@sim.func
+def inverse_mass_of(b: int, inv_mass: FLOATS):
+    m = 0.0
+    if b >= 0:
+        m = inv_mass[b]
+    return m
+
+
+@sim.func
+def apply_positional(b1: int, b2: int, r1: sim.vec3, r2: sim.vec3, corr: sim.vec3, xs: VEC3,
+                     qs: QUATS, inv_mass: FLOATS, inv_inertia: MAT33):
+    """Close the violation ``corr = a_1 - a_2``; returns dlambda (<= 0)."""
+    dlam = 0.0
+    c = sim.length(corr)
+    if c > 0.0:
+        n = corr / c
+        I1 = inverse_inertia_of(b1, qs, inv_inertia)
+        I2 = inverse_inertia_of(b2, qs, inv_inertia)
+        m1 = inverse_mass_of(b1, inv_mass)
+        m2 = inverse_mass_of(b2, inv_mass)
+        rn1 = sim.cross(r1, n)
+        rn2 = sim.cross(r2, n)
+        w = m1 + sim.dot(rn1, I1 * rn1) + m2 + sim.dot(rn2, I2 * rn2)
+        if w > 0.0:
+            dlam = -c / w
+            p = n * dlam
+            if b1 >= 0:
+                xs[b1] = xs[b1] + p * m1
+                qs[b1] = integrate_rotation(qs[b1], I1 * sim.cross(r1, p), 1.0)
+            if b2 >= 0:
+                xs[b2] = xs[b2] - p * m2
+                qs[b2] = integrate_rotation(qs[b2], I2 * sim.cross(r2, p), -1.0)
+    return dlam
+
+
+@sim.func
+def point_response(b: int, r: sim.vec3, I: sim.mat33, inv_mass: FLOATS):
+    """How a point at offset *r* of body *b* moves per unit impulse: 1/m + [r]^T I^-1 [r]."""
+    K = sim.mat33()
+    if b >= 0:
+        S = sim.skew(r)
+        K = sim.identity(n=3, dtype=float) * inv_mass[b] + sim.transpose(S) * I * S
+    return K
+
+
+@sim.func
+def apply_point(b1: int, b2: int, r1: sim.vec3, r2: sim.vec3, corr: sim.vec3, xs: VEC3,
+                qs: QUATS, inv_mass: FLOATS, inv_inertia: MAT33):
+    """Close the 3-D violation ``corr = a_1 - a_2`` of a joint's attachment points at
+    once: the impulse solves ``(K_1 + K_2) p = -corr`` (the scalar form along
+    ``corr / |corr|`` leaves a sideways error whenever ``K`` is anisotropic)."""
+    if sim.length(corr) > 0.0:
+        I1 = inverse_inertia_of(b1, qs, inv_inertia)
+        I2 = inverse_inertia_of(b2, qs, inv_inertia)
+        K = point_response(b1, r1, I1, inv_mass) + point_response(b2, r2, I2, inv_mass)
+        if sim.determinant(K) > 0.0:
+            p = -(sim.inverse(K) * corr)
+            if b1 >= 0:
+                xs[b1] = xs[b1] + p * inv_mass[b1]
+                qs[b1] = integrate_rotation(qs[b1], I1 * sim.cross(r1, p), 1.0)
+            if b2 >= 0:
+                xs[b2] = xs[b2] - p * inv_mass[b2]
+                qs[b2] = integrate_rotation(qs[b2], I2 * sim.cross(r2, p), -1.0)
+
+
+@sim.func
+def apply_angular(b1: int, b2: int, dphi: sim.vec3, qs: QUATS, inv_inertia: MAT33):
+    """Close the rotation ``dphi`` that takes body 2's frame onto body 1's: the angular
+    impulse solves ``(I_1^-1 + I_2^-1) p = -dphi``."""
+    if sim.length(dphi) > 0.0:
+        I1 = inverse_inertia_of(b1, qs, inv_inertia)
+        I2 = inverse_inertia_of(b2, qs, inv_inertia)
+        K = I1 + I2
+        if sim.determinant(K) > 0.0:
+            p = -(sim.inverse(K) * dphi)
+            if b1 >= 0:
+                qs[b1] = integrate_rotation(qs[b1], I1 * p, 1.0)
+            if b2 >= 0:
+                qs[b2] = integrate_rotation(qs[b2], I2 * p, -1.0)
+
+
+@sim.func
+def pivot_inverse_inertia(b: int, a: sim.vec3, xs: VEC3, qs: QUATS, inv_mass: FLOATS,
+                          inertia: MAT33):
+    """Body *b*'s inverse inertia about the world point *a* (world axes); zero for the
+    world and static bodies."""
+    I = sim.mat33()
+    if b >= 0:
+        if inv_mass[b] > 0.0:
+            R = sim.quat_to_matrix(qs[b])
+            S = sim.skew(a - xs[b])
+            J = R * inertia[b] * sim.transpose(R) + sim.transpose(S) * S * (1.0 / inv_mass[b])
+            if sim.determinant(J) > 0.0:
+                I = sim.inverse(J)
+    return I
+
+
+@sim.func
+def apply_angular_about(b1: int, b2: int, dphi: sim.vec3, a: sim.vec3, xs: VEC3, qs: QUATS,
+                        inv_mass: FLOATS, inertia: MAT33):
+    """Close the rotation *dphi* (as ``apply_angular``) by turning both bodies about the
+    joint point *a*, each with its inertia about *a*: a joint limit's correction then
+    leaves the joint's point constraint as it was (exactly when the parent is static)."""
+    if sim.length(dphi) > 0.0:
+        I1 = pivot_inverse_inertia(b1, a, xs, qs, inv_mass, inertia)
+        I2 = pivot_inverse_inertia(b2, a, xs, qs, inv_mass, inertia)
+        K = I1 + I2
+        if sim.determinant(K) > 0.0:
+            p = -(sim.inverse(K) * dphi)
+            if b1 >= 0:
+                w1 = I1 * p
+                xs[b1] = xs[b1] + sim.cross(w1, xs[b1] - a)
+                qs[b1] = integrate_rotation(qs[b1], w1, 1.0)
+            if b2 >= 0:
+                w2 = -(I2 * p)
+                xs[b2] = xs[b2] + sim.cross(w2, xs[b2] - a)
+                qs[b2] = integrate_rotation(qs[b2], w2, 1.0)
+
+
+@sim.func
+def apply_velocity_change(b1: int, b2: int, r1: sim.vec3, r2: sim.vec3, dv: sim.vec3,
+                          qs: QUATS, qd: SPATIAL, inv_mass: FLOATS, inv_inertia: MAT33):
+    """Change the relative velocity (body 2 against body 1) at the contact by *dv*."""
+    c = sim.length(dv)
+    if c > 0.0:
+        n = dv / c
+        I1 = inverse_inertia_of(b1, qs, inv_inertia)
+        I2 = inverse_inertia_of(b2, qs, inv_inertia)
+        m1 = inverse_mass_of(b1, inv_mass)
+        m2 = inverse_mass_of(b2, inv_mass)
+        rn1 = sim.cross(r1, n)
+        rn2 = sim.cross(r2, n)
+        w = m1 + sim.dot(rn1, I1 * rn1) + m2 + sim.dot(rn2, I2 * rn2)
+        if w > 0.0:
+            p = n * (c / w)
+            if b1 >= 0:
+                v1 = qd[b1]
+                qd[b1] = sim.spatial_vector(sim.spatial_top(v1) - p * m1,
+                                            sim.spatial_bottom(v1) - I1 * sim.cross(r1, p))
+            if b2 >= 0:
+                v2 = qd[b2]
+                qd[b2] = sim.spatial_vector(sim.spatial_top(v2) + p * m2,
+                                            sim.spatial_bottom(v2) + I2 * sim.cross(r2, p))
+
+
+@sim.func
+def joint_frame(b: int, X: sim.transform, xs: VEC3, qs: QUATS, com: VEC3):
+    """(world rotation of the joint frame, its world origin, the origin's offset from
+    the body's centre of mass) for body *b* (-1: the world)."""
+    q = sim.transform_get_rotation(X)
+    a = sim.transform_get_translation(X)
+    r = sim.vec3()
+    if b >= 0:
+        qb = qs[b]
+        q = qb * q
+        r = sim.quat_rotate(qb, a - com[b])
+        a = xs[b] + r
+    return q, a, r
+
+
+@sim.func
+def hinge_angle(q1: sim.quat, q2: sim.quat, axis: sim.vec3):
+    """The child's rotation about the hinge axis (joint frame) relative to the parent."""
+    ref = sim.vec3(1.0, 0.0, 0.0)
+    if sim.abs(axis[0]) > 0.9:
+        ref = sim.vec3(0.0, 1.0, 0.0)
+    ref = sim.normalize(ref - axis * sim.dot(ref, axis))
+    a1 = sim.quat_rotate(q1, axis)
+    b1 = sim.quat_rotate(q1, ref)
+    b2 = sim.quat_rotate(q2, ref)
+    return sim.atan2(sim.dot(sim.cross(b1, b2), a1), sim.dot(b1, b2))
+
+
+@sim.func
+def solve_joint(jtype: int, parent: int, child: int, X_p: sim.transform, X_c: sim.transform,
+                axis: sim.vec3, lower: float, upper: float, xs: VEC3, qs: QUATS, com: VEC3,
+                inv_mass: FLOATS, inertia: MAT33, inv_inertia: MAT33):
+    # angular part
+    q1, a1, r1 = joint_frame(parent, X_p, xs, qs, com)
+    q2, a2, r2 = joint_frame(child, X_c, xs, qs, com)
+    if jtype == FIXED or jtype == PRISMATIC:
+        dq = q1 * sim.quat_inverse(q2)
+        dphi = sim.vec3(dq[0], dq[1], dq[2]) * 2.0
+        if dq[3] < 0.0:
+            dphi = -dphi
+        apply_angular(parent, child, dphi, qs, inv_inertia)
+    elif jtype == REVOLUTE:
+        apply_angular(parent, child,
+                      sim.cross(sim.quat_rotate(q2, axis), sim.quat_rotate(q1, axis)), qs,
+                      inv_inertia)
+        if lower > -1.0e30 or upper < 1.0e30:
+            q1, a1, r1 = joint_frame(parent, X_p, xs, qs, com)
+            q2, a2, r2 = joint_frame(child, X_c, xs, qs, com)
+            angle = hinge_angle(q1, q2, axis)
+            target = sim.clamp(angle, lower, upper)
+            if target != angle:
+                apply_angular_about(parent, child, sim.quat_rotate(q1, axis) * (target - angle),
+                                    a2, xs, qs, inv_mass, inertia)
+    # positional part
+    if jtype == FIXED or jtype == PRISMATIC or jtype == REVOLUTE or jtype == BALL:
+        q1, a1, r1 = joint_frame(parent, X_p, xs, qs, com)
+        q2, a2, r2 = joint_frame(child, X_c, xs, qs, com)
+        corr = a1 - a2
+        if jtype == PRISMATIC:
+            axis_w = sim.quat_rotate(q1, axis)
+            slide = sim.clamp(-sim.dot(corr, axis_w), lower, upper)
+            r1 = r1 + axis_w * slide
+            corr = corr + axis_w * slide
+        apply_point(parent, child, r1, r2, corr, xs, qs, inv_mass, inv_inertia)
+
+
+@sim.struct
+class RigidModel:
+    """A model's constant body, joint and shape arrays for the XPBD kernel (one struct
+    binds faster than 18 arguments; and a CPU launcher cannot call a kernel body of 30 or
+    more parameters at present: CPython passes such a call as ``*args``, which Numba's
+    inliner rejects)."""
+
+    body_count: int
+    com: VEC3
+    inv_mass: FLOATS
+    inertia: MAT33
+    inv_inertia: MAT33
+    joint_count: int
+    joint_type: INTS
+    joint_parent: INTS
+    joint_child: INTS
+    joint_X_p: TRANSFORMS
+    joint_X_c: TRANSFORMS
+    joint_axis: VEC3
+    joint_qd_start: INTS
+    joint_lower: FLOATS
+    joint_upper: FLOATS
+    shape_body: INTS
+    shape_mu: FLOATS
+    shape_restitution: FLOATS
+
+
+@sim.struct
+class RigidContacts:
+    """A ``Contacts``' rigid contacts, with the solver's per-contact scratch."""
+
+    count: INTS
+    shape0: INTS
+    shape1: INTS
+    point0: VEC3
+    point1: VEC3
+    normal: VEC3
+    thickness0: FLOATS
+    thickness1: FLOATS
+    lambda_n: FLOATS
+    vn: FLOATS
+
+
+@sim.struct
+class RigidScratch:
+    """Centre-of-mass positions and rotations while solving, and their predictions."""
+
+    xs: VEC3
+    qs: QUATS
+    x_pred: VEC3
+    q_pred: QUATS
+
+
+@sim.kernel
+def xpbd_rigid_substep_kernel(
+        body_q: TRANSFORMS, body_qd: SPATIAL, body_f: SPATIAL, model: RigidModel,
+        contacts: RigidContacts, scratch: RigidScratch, gravity: sim.vec3,
+        angular_damping: float, iterations: int, dt: float, body_q_out: TRANSFORMS,
+        body_qd_out: SPATIAL):
+    body_count = model.body_count
+    com = model.com
+    inv_mass = model.inv_mass
+    inertia = model.inertia
+    inv_inertia = model.inv_inertia
+    joint_count = model.joint_count
+    joint_type = model.joint_type
+    joint_parent = model.joint_parent
+    joint_child = model.joint_child
+    joint_X_p = model.joint_X_p
+    joint_X_c = model.joint_X_c
+    joint_axis = model.joint_axis
+    joint_qd_start = model.joint_qd_start
+    joint_lower = model.joint_lower
+    joint_upper = model.joint_upper
+    shape_body = model.shape_body
+    shape_mu = model.shape_mu
+    shape_restitution = model.shape_restitution
+    contact_shape0 = contacts.shape0
+    contact_shape1 = contacts.shape1
+    contact_point0 = contacts.point0
+    contact_point1 = contacts.point1
+    contact_normal = contacts.normal
+    contact_thickness0 = contacts.thickness0
+    contact_thickness1 = contacts.thickness1
+    contact_lambda = contacts.lambda_n
+    contact_vn = contacts.vn
+    xs = scratch.xs
+    qs = scratch.qs
+    x_pred = scratch.x_pred
+    q_pred = scratch.q_pred
+    n_contacts = contacts.count[0]
+    # 1. normal velocities before the step
+    for c in range(n_contacts):
+        b = shape_body[contact_shape0[c]]
+        X = body_q[b]
+        r = sim.quat_rotate(sim.transform_get_rotation(X), contact_point0[c] - com[b])
+        qd = body_qd[b]
+        contact_vn[c] = sim.dot(contact_normal[c],
+                                sim.spatial_top(qd) + sim.cross(sim.spatial_bottom(qd), r))
+        contact_lambda[c] = 0.0
+    # 2. predict
+    for b in range(body_count):
+        X = body_q[b]
+        q = sim.transform_get_rotation(X)
+        x = sim.transform_point(X, com[b])
+        qd = body_qd[b]
+        v = sim.spatial_top(qd)
+        w = sim.spatial_bottom(qd)
+        if inv_mass[b] > 0.0:
+            f = body_f[b]
+            v = v + (sim.spatial_top(f) * inv_mass[b] + gravity) * dt
+            w = w + angular_acceleration(q, w, sim.spatial_bottom(f), inertia[b],
+                                         inv_inertia[b]) * dt
+            w = w * (1.0 - angular_damping * dt)
+            x = x + v * dt
+            q = integrate_rotation(q, w, dt)
+        xs[b] = x
+        qs[b] = q
+        x_pred[b] = x
+        q_pred[b] = q
+        body_qd_out[b] = sim.spatial_vector(v, w)
+    # 3. constraints, Gauss-Seidel
+    for it in range(iterations):
+        for j in range(joint_count):
+            d = joint_qd_start[j]
+            axis = sim.vec3()
+            lower = -1.0e38
+            upper = 1.0e38
+            if joint_type[j] == REVOLUTE or joint_type[j] == PRISMATIC:
+                axis = joint_axis[d]
+                lower = joint_lower[d]
+                upper = joint_upper[d]
+            solve_joint(joint_type[j], joint_parent[j], joint_child[j], joint_X_p[j],
+                        joint_X_c[j], axis, lower, upper, xs, qs, com, inv_mass, inertia,
+                        inv_inertia)
+        for c in range(n_contacts):
+            b = shape_body[contact_shape0[c]]
+            n = contact_normal[c]
+            r = sim.quat_rotate(qs[b], contact_point0[c] - com[b])
+            depth = sim.dot(n, xs[b] + r - contact_point1[c]) - contact_thickness0[c] - \
+                contact_thickness1[c]
+            if depth < 0.0:
+                contact_lambda[c] = contact_lambda[c] + apply_positional(
+                    -1, b, sim.vec3(), r, n * (-depth), xs, qs, inv_mass, inv_inertia)
+    # 4. velocities from positions
+    for b in range(body_count):
+        if inv_mass[b] > 0.0:
+            qd = body_qd_out[b]
+            dq = qs[b] * sim.quat_inverse(q_pred[b])
+            dw = sim.vec3(dq[0], dq[1], dq[2]) * (2.0 / dt)
+            if dq[3] < 0.0:
+                dw = -dw
+            body_qd_out[b] = sim.spatial_vector(sim.spatial_top(qd) + (xs[b] - x_pred[b]) / dt,
+                                                sim.spatial_bottom(qd) + dw)
+    # 5. contact velocities: friction and restitution; the normal velocities again
+    #    (the corners of a face are coupled through the rotation: one Gauss-Seidel
+    #    sweep leaves part of their approach speed, which adds to the next step's
+    #    normal impulse and so to the friction)
+    g = sim.length(gravity)
+    for sweep in range(VELOCITY_SWEEPS):
+        for c in range(n_contacts):
+            lam = contact_lambda[c]
+            if lam < 0.0:
+                s0 = contact_shape0[c]
+                s1 = contact_shape1[c]
+                b = shape_body[s0]
+                n = contact_normal[c]
+                r = sim.quat_rotate(qs[b], contact_point0[c] - com[b])
+                qd = body_qd_out[b]
+                v = sim.spatial_top(qd) + sim.cross(sim.spatial_bottom(qd), r)
+                vn = sim.dot(n, v)
+                vt = v - n * vn
+                vt_len = sim.length(vt)
+                if vt_len > 0.0 and sweep == 0:
+                    # Coulomb: the friction impulse is at most mu times the normal impulse
+                    # (lambda_n / h); as a velocity change, times the tangent's inverse mass
+                    t = vt / vt_len
+                    rt = sim.cross(r, t)
+                    w_t = inv_mass[b] + sim.dot(rt, inverse_inertia_of(b, qs, inv_inertia) * rt)
+                    mu = 0.5 * (shape_mu[s0] + shape_mu[s1])
+                    apply_velocity_change(-1, b, sim.vec3(), r,
+                                          t * (-sim.min(mu * (-lam / dt) * w_t, vt_len)), qs,
+                                          body_qd_out, inv_mass, inv_inertia)
+                e = 0.5 * (shape_restitution[s0] + shape_restitution[s1])
+                if sim.abs(vn) <= 2.0 * g * dt:
+                    e = 0.0
+                dv_n = n * (sim.max(-e * contact_vn[c], 0.0) - vn)
+                apply_velocity_change(-1, b, sim.vec3(), r, dv_n, qs, body_qd_out, inv_mass,
+                                      inv_inertia)
+    # 6. poses of the body origins
+    for b in range(body_count):
+        q = qs[b]
+        body_q_out[b] = sim.transform(xs[b] - sim.quat_rotate(q, com[b]), q)

@@ -1,0 +1,539 @@
+"""Rigid bodies, shapes, joints and ground contacts (issue 19, first slice), checked by
+physics: mass properties against closed forms and voxel integration, bodies resting on
+the ground at their half height (XPBD) or at the penalty equilibrium r - m g / (n ke)
+(semi-implicit), a pendulum's period against 2 pi sqrt(I_pivot / (m g d)), joints and
+limits that hold, restitution and Coulomb friction against their closed forms, bad input,
+and every rigid kernel compiling for CUDA offline."""
+
+import math
+
+import numpy as np
+import pytest
+
+import numba_sim as sim
+from numba_sim import physics
+from numba_sim.physics import rigid_contacts, rigid_kernels, xpbd_rigid
+from numba_sim.physics.checks import quat_rotate
+
+G = 9.81
+RHO = 1000.0
+
+
+def tilt(q):
+    """Angle between the body's z axis and the world's."""
+    z = quat_rotate(np.asarray(q, dtype=np.float64), np.array([0.0, 0.0, 1.0]))
+    return math.acos(min(1.0, float(z[2])))
+
+
+# ------------------------------------------------------------------------- mass properties
+
+def test_shapes_bring_the_mass_and_inertia_of_their_solids():
+    b = physics.ModelBuilder()
+    sphere = b.add_body()
+    b.add_shape_sphere(sphere, radius=0.2)
+    box = b.add_body()
+    b.add_shape_box(box, hx=0.1, hy=0.2, hz=0.3)
+    m = b.finalize()
+    ms = RHO * 4.0 / 3.0 * math.pi * 0.2 ** 3
+    assert m.body_mass[sphere] == pytest.approx(ms, rel=1e-6)
+    np.testing.assert_allclose(m.body_inertia[sphere], np.eye(3) * 0.4 * ms * 0.04, rtol=1e-6)
+    mb = RHO * 0.2 * 0.4 * 0.6
+    assert m.body_mass[box] == pytest.approx(mb, rel=1e-6)
+    np.testing.assert_allclose(np.diag(m.body_inertia[box]),
+                               [mb / 12 * (0.4 ** 2 + 0.6 ** 2), mb / 12 * (0.2 ** 2 + 0.6 ** 2),
+                                mb / 12 * (0.2 ** 2 + 0.4 ** 2)], rtol=1e-6)
+    np.testing.assert_allclose(m.body_inv_inertia[box] @ m.body_inertia[box], np.eye(3),
+                               atol=1e-5)
+    assert m.body_inv_mass[box] == pytest.approx(1.0 / mb)
+
+
+def voxel_mass_properties(inside, extent, n=120):
+    """Mass, com and inertia about the com of the solid ``inside(points)`` in a cube of
+    half side *extent*, by the midpoint rule on an n^3 grid."""
+    h = 2.0 * extent / n
+    axis = -extent + h * (np.arange(n) + 0.5)
+    x, y, z = np.meshgrid(axis, axis, axis, indexing="ij")
+    p = np.stack([x.ravel(), y.ravel(), z.ravel()], axis=1)
+    p = p[inside(p)]
+    dm = RHO * h ** 3
+    mass = dm * len(p)
+    com = p.mean(axis=0)
+    d = p - com
+    inertia = dm * ((d * d).sum(axis=1).sum() * np.eye(3) - d.T @ d)
+    return mass, com, inertia
+
+
+def test_a_capsule_rotated_and_moved_on_its_body_matches_voxel_integration():
+    r, h = 0.1, 0.15
+    angle = 0.4
+    q = (0.0, math.sin(angle / 2), 0.0, math.cos(angle / 2))   # about y
+    offset = np.array([0.05, -0.02, 0.03])
+    b = physics.ModelBuilder()
+    body = b.add_body()
+    b.add_shape_capsule(body, xform=(offset, q), radius=r, half_height=h, axis="z")
+    m = b.finalize()
+    axis = quat_rotate(np.array(q), np.array([0.0, 0.0, 1.0]))
+
+    def inside(p):
+        d = p - offset
+        t = np.clip(d @ axis, -h, h)
+        return np.linalg.norm(d - t[:, None] * axis, axis=1) <= r
+
+    mass, com, inertia = voxel_mass_properties(inside, 0.3)
+    assert m.body_mass[0] == pytest.approx(mass, rel=5e-3)
+    np.testing.assert_allclose(m.body_com[0], com, atol=1e-4)
+    np.testing.assert_allclose(m.body_inertia[0], inertia, atol=5e-3 * np.abs(inertia).max())
+
+
+def test_given_mass_and_shapes_add_by_the_parallel_axis_theorem():
+    b = physics.ModelBuilder()
+    body = b.add_body(mass=2.0, com=(0.0, 0.0, 1.0), inertia=(0.1, 0.2, 0.3), armature=0.01)
+    b.add_shape_sphere(body, xform=((0.0, 0.0, -1.0), None), radius=0.1,
+                       cfg=physics.ShapeConfig(density=2.0 / (4.0 / 3.0 * math.pi * 1e-3)))
+    m = b.finalize()
+    assert m.body_mass[0] == pytest.approx(4.0, rel=1e-6)
+    np.testing.assert_allclose(m.body_com[0], [0.0, 0.0, 0.0], atol=1e-6)
+    sphere = 0.4 * 2.0 * 0.01
+    # two 2 kg masses 1 m from the com: + 2 * 2 * 1^2 about x and y
+    expected = np.diag([0.1 + sphere + 4.0, 0.2 + sphere + 4.0, 0.3 + sphere]) + np.eye(3) * 0.01
+    np.testing.assert_allclose(m.body_inertia[0], expected, rtol=1e-5)
+
+
+def test_a_massless_body_is_static():
+    b = physics.ModelBuilder()
+    b.add_body(xform=((0, 0, 1), None))
+    m = b.finalize()
+    assert m.body_inv_mass[0] == 0.0
+    assert not m.body_inv_inertia[0].any()
+
+
+# ------------------------------------------------------------------------------ joints
+
+def test_joint_arrays_follow_newtons_layout():
+    b = physics.ModelBuilder()
+    bodies = [b.add_body(xform=((i, 0, 1), None), mass=1.0, inertia=(1, 1, 1)) for i in range(5)]
+    b.add_joint_revolute(-1, bodies[0], axis=(0, 2, 0), limit_lower=-1.0, limit_upper=0.5,
+                         target_pos=0.25)
+    b.add_joint_ball(bodies[0], bodies[1])
+    b.add_joint_fixed(bodies[1], bodies[2])
+    b.add_joint_prismatic(bodies[2], bodies[3], axis=(1, 0, 0))
+    b.add_joint_free(bodies[4])
+    m = b.finalize()
+    J = physics.JointType
+    assert m.joint_type.tolist() == [J.REVOLUTE, J.BALL, J.FIXED, J.PRISMATIC, J.FREE]
+    assert m.joint_parent.tolist() == [-1, 0, 1, 2, -1]
+    assert m.joint_child.tolist() == [0, 1, 2, 3, 4]
+    assert m.joint_q_start.tolist() == [0, 1, 5, 5, 6, 13]
+    assert m.joint_qd_start.tolist() == [0, 1, 4, 4, 5, 11]
+    assert (m.joint_count, m.joint_coord_count, m.joint_dof_count) == (5, 13, 11)
+    assert m.joint_dof_dim.tolist() == [[0, 1], [0, 3], [0, 0], [1, 0], [3, 3]]
+    np.testing.assert_allclose(m.joint_axis[0], [0, 1, 0])          # normalized
+    assert m.joint_limit_lower[0] == -1.0 and m.joint_limit_upper[0] == 0.5
+    assert math.isinf(m.joint_limit_lower[1])
+    assert m.joint_target_q[0] == 0.25                              # warp.sim's spelling
+    np.testing.assert_allclose(m.joint_q[1:5], [0, 0, 0, 1])        # ball: identity
+    np.testing.assert_allclose(m.joint_q[6:13], [4, 0, 1, 0, 0, 0, 1])  # free: the pose
+    state = m.state()
+    np.testing.assert_array_equal(state.joint_q, m.joint_q)
+    assert state.body_q.shape == (5, 7) and state.body_qd.shape == (5, 6)
+    assert state.body_f.shape == (5, 6)
+    assert m.control().joint_target_q.tolist() == m.joint_target_q.tolist()
+
+
+def test_replicate_offsets_bodies_joints_and_shapes():
+    template = physics.ModelBuilder()
+    body = template.add_body(xform=((0, 0, 1), None))
+    template.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+    template.add_joint_revolute(-1, body, parent_xform=((0, 0, 2), None))
+    b = physics.ModelBuilder()
+    b.replicate(template, 3, spacing=(1.0, 0.0, 0.0))
+    b.add_ground_plane()
+    m = b.finalize()
+    assert m.body_count == 3 and m.joint_count == 3 and m.num_worlds == 3
+    np.testing.assert_allclose(m.body_q[:, 0], [0, 1, 2])
+    np.testing.assert_allclose(m.joint_X_p[:, 0], [0, 1, 2])
+    assert m.joint_child.tolist() == [0, 1, 2]
+    assert m.shape_body.tolist() == [0, 1, 2, -1]
+    assert m.body_world.tolist() == [0, 1, 2]
+    np.testing.assert_allclose(m.body_mass, [8.0, 8.0, 8.0], rtol=1e-6)
+
+
+BAD_INPUT = [
+    (lambda b: b.add_body(mass=-1.0), r"add_body: mass must be >= 0, got -1.0"),
+    (lambda b: b.add_body(inertia=[[1, 2, 0], [0, 1, 0], [0, 0, 1]]),
+     r"add_body: inertia must be symmetric"),
+    (lambda b: b.add_body(xform=((0, math.nan, 0), None)), r"add_body: xform\[0\] must be finite"),
+    (lambda b: b.add_joint_revolute(-1, 5), r"add_joint_revolute: child=5 is out of range "
+                                            r"\(2 bodies\)"),
+    (lambda b: b.add_joint_ball(7, 0), r"add_joint_ball: parent=7 is out of range \(2 bodies; "
+                                       r"-1 is the world\)"),
+    (lambda b: b.add_joint_fixed(-1, -1), r"add_joint_fixed: child=-1 is out of range"),
+    (lambda b: b.add_joint_fixed(1, 1), r"add_joint_fixed: parent and child are the same body"),
+    (lambda b: (b.add_joint_fixed(-1, 1), b.add_joint_ball(0, 1)),
+     r"add_joint_ball: body 1 already has a parent joint \(joint 0\)"),
+    (lambda b: b.add_joint_revolute(-1, 0, axis=(0, 0, 0)), r"add_joint_revolute: axis must be "
+                                                            r"non-zero"),
+    (lambda b: b.add_joint_revolute(-1, 0, limit_lower=1.0, limit_upper=-1.0),
+     r"add_joint_revolute: limits must satisfy limit_lower <= limit_upper"),
+    (lambda b: b.add_shape_box(2, hx=0.1), r"add_shape_box: body=2 is out of range \(this model "
+                                           r"has 2 bodies"),
+    (lambda b: b.add_shape_sphere(0, radius=-0.1), r"add_shape_sphere: radius must be > 0"),
+    (lambda b: b.add_shape_plane(0), r"add_shape_plane: planes are static \(body=-1\); got "
+                                     r"body=0"),
+]
+
+
+@pytest.mark.parametrize("make, message", BAD_INPUT)
+def test_bad_input_raises_value_errors_naming_the_call_and_value(make, message):
+    b = physics.ModelBuilder()
+    b.add_body(mass=1.0)
+    b.add_body(mass=1.0)
+    with pytest.raises(ValueError, match=message):
+        make(b)
+
+
+# ---------------------------------------------------------------------------- contacts
+
+def resting_model(shape, z=None, cfg=None, rot=None):
+    """One body of *shape* above the ground; returns (model, half height, contact points
+    on the ground)."""
+    b = physics.ModelBuilder(gravity=-G)
+    half, points = {"box": (0.1, 4), "sphere": (0.1, 1), "capsule": (0.05, 2)}[shape]
+    body = b.add_body(xform=((0.0, 0.0, half + 0.02 if z is None else z), rot))
+    if shape == "box":
+        b.add_shape_box(body, hx=0.15, hy=0.1, hz=0.1, cfg=cfg)
+    elif shape == "sphere":
+        b.add_shape_sphere(body, radius=0.1, cfg=cfg)
+    else:
+        b.add_shape_capsule(body, radius=0.05, half_height=0.1, axis="x", cfg=cfg)
+    b.add_ground_plane(cfg=cfg)
+    return b.finalize(), half, points
+
+
+@pytest.mark.parametrize("shape", ["box", "sphere", "capsule"])
+def test_collide_finds_the_contact_points_within_the_margin(shape):
+    model, half, points = resting_model(shape)
+    contacts = model.collide(model.state())
+    assert int(contacts.rigid_contact_count[0]) == points
+    count = points
+    n = contacts.rigid_contact_normal[:count]
+    np.testing.assert_allclose(n, np.tile([0.0, 0.0, 1.0], (count, 1)))
+    assert (contacts.rigid_contact_shape0[:count] == 0).all()
+    assert (contacts.rigid_contact_shape1[:count] == 1).all()
+    lowest = contacts.rigid_contact_point0[:count, 2] - contacts.rigid_contact_thickness0[:count]
+    np.testing.assert_allclose(lowest, -half, atol=1e-6)
+    state = model.state()
+    state.body_q[0, 2] = 1.0                                   # far above: no contacts
+    assert int(model.collide(state, contacts).rigid_contact_count[0]) == 0
+
+
+def settle(model, solver, seconds=1.5, substeps=20):
+    state = model.state()
+    contacts = model.contacts()
+    dt = 1.0 / 60.0 / substeps
+    for _ in range(int(seconds * 60)):
+        model.collide(state, contacts)
+        for _ in range(substeps):
+            solver.step(state, state, None, contacts, dt)
+    return state
+
+
+@pytest.mark.parametrize("shape", ["box", "sphere", "capsule"])
+def test_xpbd_bodies_rest_on_the_ground_at_their_half_height(shape):
+    model, half, _ = resting_model(shape)
+    state = settle(model, physics.SolverXPBD(model, iterations=1))
+    assert state.body_q[0, 2] == pytest.approx(half, abs=2e-5)
+    assert np.abs(state.body_qd[0]).max() < 1e-3
+    assert tilt(state.body_q[0, 3:]) < 1e-2
+
+
+@pytest.mark.parametrize("shape", ["box", "sphere", "capsule"])
+def test_semi_implicit_bodies_rest_at_the_penalty_equilibrium(shape):
+    model, half, points = resting_model(shape)
+    state = settle(model, physics.SolverSemiImplicit(model), seconds=2.0)
+    ke = 1.0e5                                        # the shapes' default material
+    depth = float(model.body_mass[0]) * G / (points * ke)
+    assert state.body_q[0, 2] == pytest.approx(half - depth, abs=0.02 * depth)
+    assert np.abs(state.body_qd[0]).max() < 1e-3
+    assert tilt(state.body_q[0, 3:]) < 1e-2
+
+
+def test_a_tilted_box_falls_flat():
+    angle = 0.3
+    rot = (math.sin(angle / 2), 0.0, 0.0, math.cos(angle / 2))
+    model, half, _ = resting_model("box", z=0.2, rot=rot)
+    state = settle(model, physics.SolverXPBD(model, iterations=1), seconds=2.0)
+    assert tilt(state.body_q[0, 3:]) < 1e-2
+    assert state.body_q[0, 2] == pytest.approx(half, abs=1e-4)
+    assert np.abs(state.body_qd[0]).max() < 1e-3
+
+
+def test_xpbd_restitution_returns_e_times_the_impact_speed():
+    e = 0.5
+    model, half, _ = resting_model("sphere", z=0.6, cfg=physics.ShapeConfig(restitution=e))
+    solver = physics.SolverXPBD(model, iterations=1)
+    state, contacts = model.state(), model.contacts()
+    dt = 1.0 / 1200.0
+    speeds = []
+    for _ in range(600):
+        model.collide(state, contacts)
+        solver.step(state, state, None, contacts, dt)
+        speeds.append(float(state.body_qd[0, 2]))
+    speeds = np.array(speeds)
+    k = int(np.argmax(speeds > 0.0))                  # the first step moving up
+    impact = math.sqrt(2.0 * G * (0.6 - half))
+    assert speeds[k - 1] == pytest.approx(-impact, rel=0.01)
+    assert speeds[k] == pytest.approx(e * impact, rel=0.02)
+
+
+def test_xpbd_friction_stops_a_sliding_box_after_v0_squared_over_2_mu_g():
+    mu, v0 = 0.4, 1.0
+    model, half, _ = resting_model("box", z=0.1, cfg=physics.ShapeConfig(mu=mu))
+    solver = physics.SolverXPBD(model, iterations=1)
+    state, contacts = model.state(), model.contacts()
+    state.body_qd[0, 0] = v0
+    dt = 1.0 / 1200.0
+    for _ in range(600):
+        model.collide(state, contacts)
+        solver.step(state, state, None, contacts, dt)
+    assert state.body_q[0, 0] == pytest.approx(v0 * v0 / (2.0 * mu * G), rel=0.02)
+    assert np.abs(state.body_qd[0]).max() < 1e-3
+
+
+# ---------------------------------------------------------------------------- pendulum
+
+def pendulum_model(theta0, half_length=0.5, pivot=(0.0, 0.0, 2.0), joint="revolute"):
+    """A box rod hanging from a hinge about x at its top end, swung out by theta0."""
+    b = physics.ModelBuilder(gravity=-G)
+    pivot = np.asarray(pivot, dtype=np.float64)
+    q = (math.sin(theta0 / 2), 0.0, 0.0, math.cos(theta0 / 2))
+    origin = pivot + np.array([0.0, half_length * math.sin(theta0),
+                               -half_length * math.cos(theta0)])
+    body = b.add_body(xform=(origin, q))
+    b.add_shape_box(body, hx=0.05, hy=0.05, hz=half_length)
+    kwargs = {"axis": (1.0, 0.0, 0.0)} if joint == "revolute" else {}
+    weld = q if joint == "fixed" else None            # a weld holds the body where it is
+    getattr(b, f"add_joint_{joint}")(-1, body, parent_xform=(pivot, weld),
+                                     child_xform=((0.0, 0.0, half_length), None), **kwargs)
+    return b.finalize()
+
+
+def run_pendulum(model, seconds, substeps, half_length=0.5):
+    solver = physics.SolverXPBD(model, iterations=1)
+    state = model.state()
+    dt = 1.0 / 60.0 / substeps
+    pivot = model.joint_X_p[0, :3].astype(np.float64)
+    angles, gap = [], 0.0
+    for _ in range(int(seconds * 60)):
+        for _ in range(substeps):
+            solver.step(state, state, None, None, dt)
+            q = state.body_q[0, 3:].astype(np.float64)
+            angles.append(2.0 * math.atan2(q[0], q[3]))
+        top = state.body_q[0, :3] + quat_rotate(q, np.array([0.0, 0.0, half_length]))
+        gap = max(gap, float(np.linalg.norm(top - pivot)))
+    return np.array(angles), dt, gap, state
+
+
+def test_xpbd_pendulum_period_matches_the_physical_pendulum():
+    theta0 = 0.05
+    model = pendulum_model(theta0)
+    angles, dt, gap, _ = run_pendulum(model, 5.0, 50)
+    t = dt * (np.arange(len(angles)) + 1)
+    down = [t[k] + angles[k] * dt / (angles[k] - angles[k + 1])
+            for k in range(len(angles) - 1) if angles[k] > 0.0 >= angles[k + 1]]
+    period = float(np.mean(np.diff(down)))
+    m = float(model.body_mass[0])
+    d = 0.5
+    inertia_pivot = float(model.body_inertia[0][0, 0]) + m * d * d
+    expected = 2.0 * math.pi * math.sqrt(inertia_pivot / (m * G * d)) * (1.0 + theta0 ** 2 / 16)
+    assert len(down) >= 3
+    assert period == pytest.approx(expected, rel=5e-3)
+    # amplitude after about three periods (XPBD's projection loses energy at O(dt))
+    last = np.abs(angles[-int(expected / dt):]).max()
+    assert last == pytest.approx(theta0, rel=0.02)
+    assert gap < 1e-4
+
+
+@pytest.mark.parametrize("joint", ["fixed", "ball"])
+def test_xpbd_fixed_and_ball_joints_hold(joint):
+    model = pendulum_model(0.5, joint=joint)
+    angles, _, gap, state = run_pendulum(model, 1.0, 20)
+    assert gap < 1e-4
+    if joint == "fixed":
+        assert np.abs(angles - 0.5).max() < 2e-3       # the weld keeps its angle
+    else:
+        assert angles.min() < -0.45                    # it swings to the other side
+
+
+@pytest.mark.parametrize("side", [1.0, -1.0])
+def test_xpbd_revolute_limit_holds(side):
+    """A bar held out horizontally from a hinge about y falls onto its limit (+-0.2 rad)."""
+    b = physics.ModelBuilder(gravity=-G)
+    body = b.add_body(xform=((0.3 * side, 0.0, 1.0), None))
+    b.add_shape_box(body, hx=0.1, hy=0.05, hz=0.05)
+    b.add_joint_revolute(-1, body, parent_xform=((0.0, 0.0, 1.0), None),
+                         child_xform=((-0.3 * side, 0.0, 0.0), None), axis=(0.0, 1.0, 0.0),
+                         limit_lower=-0.2, limit_upper=0.2)
+    model = b.finalize()
+    solver = physics.SolverXPBD(model, iterations=1)
+    state = model.state()
+    angles = []
+    for _ in range(1200):
+        solver.step(state, state, None, None, 1.0 / 1200.0)
+        q = state.body_q[0, 3:].astype(np.float64)
+        angles.append(2.0 * math.atan2(q[1], q[3]))
+    angles = np.array(angles) * side
+    assert angles.max() == pytest.approx(0.2, abs=1e-3)
+    assert angles[-1] == pytest.approx(0.2, abs=1e-4)
+    top = state.body_q[0, :3] + quat_rotate(q, np.array([-0.3 * side, 0.0, 0.0]))
+    assert np.linalg.norm(top - (0.0, 0.0, 1.0)) < 1e-4
+
+
+def test_xpbd_prismatic_slides_to_its_limit():
+    b = physics.ModelBuilder(gravity=-G)
+    body = b.add_body(xform=((0.0, 0.0, 1.0), None))
+    b.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+    b.add_joint_prismatic(-1, body, parent_xform=((0.0, 0.0, 1.0), None), axis=(0, 0, 1),
+                          limit_lower=-0.3, limit_upper=0.3)
+    model = b.finalize()
+    solver = physics.SolverXPBD(model, iterations=1)
+    state = model.state()
+    state.body_qd[0, 3:] = (1.0, 0.0, 0.0)             # the slider also removes spin
+    for _ in range(1200):
+        solver.step(state, state, None, None, 1.0 / 1200.0)
+    np.testing.assert_allclose(state.body_q[0], [0, 0, 0.7, 0, 0, 0, 1], atol=1e-4)
+    assert np.abs(state.body_qd[0]).max() < 1e-3
+
+
+def chain_model(links=3, half=0.25):
+    """A chain of box links hinged about x, held out horizontally from a pivot at z = 3."""
+    b = physics.ModelBuilder(gravity=-G)
+    pivot = np.array([0.0, 0.0, 3.0])
+    parent = -1
+    for k in range(links):
+        body = b.add_body(xform=(pivot + np.array([0.0, half * (2 * k + 1), 0.0]), None))
+        b.add_shape_box(body, hx=0.03, hy=half, hz=0.03)
+        b.add_joint_revolute(parent, body,
+                             parent_xform=(pivot if parent < 0 else (0.0, half, 0.0), None),
+                             child_xform=((0.0, -half, 0.0), None), axis=(1.0, 0.0, 0.0))
+        parent = body
+    return b.finalize()
+
+
+def chain_energy_and_gap(model, state):
+    q = state.body_q.astype(np.float64)
+    qd = state.body_qd.astype(np.float64)
+    energy = 0.0
+    for i in range(model.body_count):
+        rot = np.stack([quat_rotate(q[i, 3:], e) for e in np.eye(3)], axis=1)
+        inertia = rot @ model.body_inertia[i].astype(np.float64) @ rot.T
+        mass = float(model.body_mass[i])
+        energy += 0.5 * mass * qd[i, :3] @ qd[i, :3] + 0.5 * qd[i, 3:] @ inertia @ qd[i, 3:] \
+            + mass * G * (q[i, 2] - 3.0)
+    gap = 0.0
+    for j in range(model.joint_count):
+        parent, child = int(model.joint_parent[j]), int(model.joint_child[j])
+        a1 = model.joint_X_p[j, :3].astype(np.float64)
+        if parent >= 0:
+            a1 = q[parent, :3] + quat_rotate(q[parent, 3:], a1)
+        a2 = q[child, :3] + quat_rotate(q[child, 3:], model.joint_X_c[j, :3].astype(np.float64))
+        gap = max(gap, float(np.linalg.norm(a1 - a2)))
+    return energy, gap
+
+
+def test_xpbd_three_link_chain_never_gains_energy_and_its_joints_hold():
+    model = chain_model()
+    solver = physics.SolverXPBD(model)                 # 2 iterations
+    state = model.state()
+    energies, gaps = [chain_energy_and_gap(model, state)[0]], []
+    lowest = 3.0
+    for _ in range(120):
+        for _ in range(20):
+            solver.step(state, state, None, None, 1.0 / 1200.0)
+        lowest = min(lowest, float(state.body_q[2, 2]))
+        energy, gap = chain_energy_and_gap(model, state)
+        energies.append(energy)
+        gaps.append(gap)
+    energies = np.array(energies)
+    assert np.diff(energies).max() <= 1e-4             # J; float32 noise, no rise
+    assert energies.min() > -45.0 and energies[-1] < -0.5   # it swung and lost a little
+    assert max(gaps) < 1e-4
+    assert lowest < 2.0                                 # the last link swung down
+
+
+def test_semi_implicit_rejects_joints_until_it_integrates_them():
+    model = pendulum_model(0.1)
+    solver = physics.SolverSemiImplicit(model)
+    with pytest.raises(NotImplementedError, match="SolverSemiImplicit.step: the model has 1 "
+                                                  "joints"):
+        solver.step(model.state(), model.state(), None, None, 1e-3)
+
+
+def test_a_captured_cpu_graph_of_rigid_steps_matches_plain_steps():
+    def build():
+        b = physics.ModelBuilder(gravity=-G)
+        body = b.add_body(xform=((0.0, 0.0, 0.12), None))
+        b.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+        b.add_ground_plane()
+        return b.finalize()
+
+    runs = []
+    for captured in (False, True):
+        model = build()
+        solver = physics.SolverXPBD(model, iterations=1)
+        s0, s1, contacts = model.state(), model.state(), model.contacts()
+        if captured:
+            with sim.capture("cpu") as graph:
+                for _ in range(5):
+                    solver.step(s0, s1, None, contacts, 1.0 / 600.0)
+                    solver.step(s1, s0, None, contacts, 1.0 / 600.0)
+        for _ in range(10):
+            model.collide(s0, contacts)
+            if captured:
+                graph.launch()
+            else:
+                for _ in range(5):
+                    solver.step(s0, s1, None, contacts, 1.0 / 600.0)
+                    solver.step(s1, s0, None, contacts, 1.0 / 600.0)
+        runs.append(s0.body_q.copy())
+    np.testing.assert_array_equal(runs[0], runs[1])
+    assert runs[0][0, 2] == pytest.approx(0.1, abs=1e-4)     # it fell onto the ground
+
+
+# ---------------------------------------------------------------------- CUDA, offline
+
+RIGID_KERNELS = ["plane_contacts_kernel", "ground_contact_force_kernel",
+                 "integrate_bodies_kernel", "xpbd_rigid_substep_kernel"]
+
+
+@pytest.mark.parametrize("name", RIGID_KERNELS)
+def test_every_rigid_kernel_compiles_for_cuda_offline(name, private_device_code_cache):
+    m, _, _ = resting_model("box")
+    state = m.state()
+    c = m.contacts()
+    f = np.zeros((1, 6), np.float32)
+    arrays = rigid_contacts.rigid_contact_arrays(c)
+    if name == "plane_contacts_kernel":
+        kernel = rigid_contacts.plane_contacts_kernel
+        inputs = [state.body_q, m.shape_count, m.shape_type, m.shape_body, m.shape_transform,
+                  m.shape_scale, m.shape_thickness, m.shape_world, m.shape_shape_collision,
+                  0.1, c.rigid_contact_max, *arrays]
+    elif name == "ground_contact_force_kernel":
+        kernel = rigid_kernels.ground_contact_force_kernel
+        inputs = [state.body_q, state.body_qd, m.body_com, m.shape_body, m.shape_material_ke,
+                  m.shape_material_kd, m.shape_material_kf, m.shape_material_mu, *arrays, f]
+    elif name == "integrate_bodies_kernel":
+        kernel = rigid_kernels.integrate_bodies_kernel
+        inputs = [state.body_q, state.body_qd, f, f, m.body_com, m.body_inv_mass,
+                  m.body_inertia, m.body_inv_inertia, sim.vec3(0.0, 0.0, -G), 0.05, 1e-3,
+                  state.body_q, state.body_qd]
+    else:
+        kernel = xpbd_rigid.xpbd_rigid_substep_kernel
+        solver = physics.SolverXPBD(m)
+        solver.step(state, state, None, c, 1e-3)        # makes the structs
+        launch_inputs = next(iter(solver._recorded.values()))[2]
+        inputs = list(launch_inputs)
+    library = kernel.compile("cuda", inputs, cc=(7, 5))
+    ptx = library.get_asm_str(cc=(7, 5))
+    assert ".entry" in ptx
+    assert ".f64" not in ptx.replace(".f64.f32", "")
