@@ -4,18 +4,24 @@
 in a serial ``@njit`` loop, inputs read from float32 arrays (``sim.view``), a
 checksum of every output component accumulated and printed so that nothing
 folds away; against the same formulas (Warp's) written with scalar locals.
-Prints the median of several repetitions and the ratio (target: <= 1.05).
+The two take turns, round after round; the medians and their ratio are
+printed (target: <= 1.05), and written as a table with ``--json FILE``
+(``python -m benchmarks``). The checksums are checked equal.
 
-    python benchmarks/bench_builtins.py [--n 1000000] [--repeat 15]
+    python benchmarks/bench_builtins.py [--n 1000000] [--repeat 15] [--json FILE]
 """
 
 import argparse
-import time
+import os
+import sys
 
 import numba
 import numpy as np
 
-import numba_sim as sim
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import Table, finish, interleaved_medians, load_average, ms  # noqa: E402
+
+import numba_sim as sim  # noqa: E402
 
 
 @numba.njit
@@ -78,31 +84,36 @@ def inputs(n, seed=0):
             rng.normal(size=(n, 3, 3)).astype(np.float32))
 
 
-def median_time(fn, args, repeat):
-    result = fn(*args)  # warm up (compiles)
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(*args)
-        samples.append(time.perf_counter() - start)
-    return float(np.median(samples)), result
+def run(n, repeat):
+    data = inputs(n)
+    sums = {}
+
+    def runner(name, fn):
+        def call():
+            sums[name] = fn(*data)
+        return call
+
+    times = interleaved_medians({"value types": runner("value types", with_value_types),
+                                 "by hand": runner("by hand", by_hand)}, repeat)
+    assert np.isclose(sums["value types"], sums["by hand"], rtol=1e-6), \
+        "the two versions compute different sums"
+    table = Table(f"{n:,} x (quat_rotate + transform_point + inverse(mat33)), serial @njit",
+                  ["task", "value types", "by hand", "value types / by hand"])
+    table.add("rotate + transform + inverse", ms(times["value types"]), ms(times["by hand"]),
+              f"{times['value types'] / times['by hand']:.3f}")
+    table.note(f"target: value types / by hand <= 1.05; checksums equal "
+               f"({sums['value types']:.6e}, {sums['by hand']:.6e})")
+    return [table]
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=15)
-    args = parser.parse_args()
-
-    data = inputs(args.n)
-    value_time, value_sum = median_time(with_value_types, data, args.repeat)
-    hand_time, hand_sum = median_time(by_hand, data, args.repeat)
-    print(f"{args.n} x (quat_rotate + transform_point + inverse(mat33)), serial @njit, "
-          f"median of {args.repeat}")
-    print(f"  value types : {value_time * 1e3:8.2f} ms   checksum {value_sum:.6e}")
-    print(f"  by hand     : {hand_time * 1e3:8.2f} ms   checksum {hand_sum:.6e}")
-    print(f"  ratio       : {value_time / hand_time:8.3f}   (target <= 1.05)")
-    assert np.isclose(value_sum, hand_sum, rtol=1e-6), "the two versions compute different sums"
+    parser.add_argument("--json", help="also write the tables to this file (python -m benchmarks)")
+    args = parser.parse_args(argv)
+    before = load_average()
+    finish(run(args.n, args.repeat), args, before)
 
 
 if __name__ == "__main__":

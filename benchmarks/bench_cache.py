@@ -2,10 +2,12 @@
 launch of the seed's particle kernel, cold and warm cache, numba_sim vs Warp.
 
 Each case runs in a fresh Python process (imports included); "cold" uses an
-empty cache directory, "warm" the directory a previous run filled.  Medians of
-``--repeat`` runs are printed with ratios.
+empty cache directory, "warm" the directory a previous run filled. numba_sim and
+Warp take turns, trial after trial; each program checks its own result. Medians
+of ``--repeat`` trials are printed with ratios, and written as a table with
+``--json FILE`` (``python -m benchmarks``).
 
-    python benchmarks/bench_cache.py [--repeat 3]
+    python benchmarks/bench_cache.py [--repeat 3] [--json FILE]
 """
 
 import argparse
@@ -18,6 +20,9 @@ import textwrap
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import Table, emit, load_average, ratio  # noqa: E402
 
 SIM_PROGRAM = textwrap.dedent("""
     import numpy as np
@@ -68,35 +73,57 @@ def run_program(path, cache_dir):
     return elapsed
 
 
-def measure(program, repeat, workdir, name):
-    path = os.path.join(workdir, f"{name}.py")
-    with open(path, "w") as f:
-        f.write(program)
-    cold, warm = [], []
+def measure(programs, repeat, workdir):
+    """Median cold and warm start of each program, the programs taking turns trial by trial."""
+    paths = {}
+    for name, program in programs.items():
+        paths[name] = os.path.join(workdir, f"{name}.py")
+        with open(paths[name], "w") as f:
+            f.write(program)
+    cold = {name: [] for name in programs}
+    warm = {name: [] for name in programs}
     for trial in range(repeat):
-        cache_dir = os.path.join(workdir, f"{name}-cache-{trial}")
-        cold.append(run_program(path, cache_dir))
-        warm.append(run_program(path, cache_dir))
-    return float(np.median(cold)), float(np.median(warm))
+        for name, path in paths.items():
+            cache_dir = os.path.join(workdir, f"{name}-cache-{trial}")
+            cold[name].append(run_program(path, cache_dir))
+            warm[name].append(run_program(path, cache_dir))
+    return {name: (float(np.median(cold[name])), float(np.median(warm[name])))
+            for name in programs}
+
+
+def run(repeat):
+    # (file names that shadow no module: numba_sim.py would be imported as numba_sim)
+    programs = {"empty": "pass\n", "numba_sim_start": SIM_PROGRAM}
+    has_warp = importlib.util.find_spec("warp") is not None
+    if has_warp:
+        programs["warp_start"] = WARP_PROGRAM
+    with tempfile.TemporaryDirectory() as workdir:
+        times = measure(programs, repeat, workdir)
+    table = Table("process start to the end of the first launch (100,000-particle kernel)",
+                  ["program", "cold cache", "warm cache", "warp / numba_sim cold",
+                   "warp / numba_sim warm"])
+    sim_cold, sim_warm = times["numba_sim_start"]
+    table.add("numba_sim", f"{sim_cold:.2f} s", f"{sim_warm:.2f} s", "-", "-")
+    if has_warp:
+        warp_cold, warp_warm = times["warp_start"]
+        table.add("warp", f"{warp_cold:.2f} s", f"{warp_warm:.2f} s",
+                  ratio(warp_cold, sim_cold), ratio(warp_warm, sim_warm))
+    table.note(f"an empty Python process takes {times['empty'][0]:.2f} s; every program "
+               "checks its first launch's result")
+    return [table]
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", help="also write the tables to this file (python -m benchmarks)")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as workdir:
-        baseline = measure("pass\n", args.repeat, workdir, "empty")[0]
-        sim_cold, sim_warm = measure(SIM_PROGRAM, args.repeat, workdir, "numba_sim_start")
-        if importlib.util.find_spec("warp") is None:
-            warp_cold = warp_warm = float("nan")
-        else:
-            warp_cold, warp_warm = measure(WARP_PROGRAM, args.repeat, workdir, "warp_start")
-    print(f"process start to end of first launch (median of {args.repeat}, seconds; "
-          f"an empty Python process takes {baseline:.2f})")
-    print(f"{'':10} {'cold':>7} {'warm':>7}")
-    print(f"{'numba_sim':10} {sim_cold:>7.2f} {sim_warm:>7.2f}")
-    print(f"{'warp':10} {warp_cold:>7.2f} {warp_warm:>7.2f}")
-    print(f"ratio warp / numba_sim: cold {warp_cold / sim_cold:.2f}x, warm {warp_warm / sim_warm:.2f}x")
+    before = load_average()
+    tables = run(args.repeat)
+    for table in tables:  # (this process launches nothing: no thread count to give)
+        table.note(f"load average {before:.2f} before, {load_average():.2f} after; medians of "
+                   f"{args.repeat} alternating trials")
+    emit(tables, args.json)
 
 
 if __name__ == "__main__":

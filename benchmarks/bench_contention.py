@@ -18,7 +18,8 @@ share the load of the moment; the ratios to ``serial`` are taken per worker and 
 process to the next).  ``mean`` is over all launches; ``trimmed`` leaves out each mode's
 slowest tenth of rounds (those during which the OS gave the worker's core to another process
 for a scheduler slice, whichever launcher ran: tests/test_contention.py asserts on it).
-The machine's load average is printed with every configuration.
+The machine's load average is given with every configuration: one table per configuration,
+printed, and written as JSON with ``--json FILE`` (``python -m benchmarks``).
 
     python benchmarks/bench_contention.py                  # all layers, 0 and N busy
     python benchmarks/bench_contention.py --layers tbb --busy 2 --processes 5
@@ -142,17 +143,20 @@ def main():
     parser.add_argument("--no-load-gate", action="store_true",
                         help="ignore the load average (cpu_scheduling.machine_busy): the "
                         "measured choice alone")
+    parser.add_argument("--json", help="also write the tables to this file (python -m benchmarks)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.worker:
         worker(options.worker, options.rounds, options.budget, not options.no_load_gate)
         return
+    # (report imports Numba: never in a worker, which sets its threading layer first)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from report import emit
+
     cores = os.cpu_count()
     busy_counts = options.busy if options.busy is not None else [0, cores]
-    print(f"{cores} cores; load average (1/5/15 min) at start: {loads()}"
-          + ("; load gate off" if options.no_load_gate else ""))
-    print("mean launch time per mode (us), and ratio to serial (sim.launch: to launch/serial): "
-          "mean over workers [worst]")
+    start_load = loads()
+    tables = []
     for layer in options.layers:
         for busy in busy_counts:
             spinners = busy_processes(busy)
@@ -166,25 +170,41 @@ def main():
                 for process in spinners:
                     process.kill()
                     process.wait()
-            used = {r["layer"] for r in results}
-            print(f"\nlayer {layer} (used: {', '.join(sorted(used))}), {results[0]['threads']} "
-                  f"threads, {busy} busy processes, {options.processes} workers; load "
-                  f"{load_before} -> {loads()}")
-            for n in SIZES:
-                rows = [r["sizes"][str(n)] for r in results]
-                print(f"  n={n:>8,} ({rows[0]['launches']} launches/mode)")
-                for statistic in ("mean_us", "trimmed_us"):
-                    cells = []
-                    for mode in MODES:
-                        base = "launch/serial" if mode in ("sim.launch", "launch/serial") \
-                            else "serial"
-                        times = [row[statistic][mode] for row in rows]
-                        ratios = [row[statistic][mode] / row[statistic][base] for row in rows]
-                        cells.append(f"{mode} {statistics.mean(times):8.1f}" + (
-                            "" if mode == base else
-                            f" x{statistics.mean(ratios):.2f} [{max(ratios):.2f}]"))
-                    print(f"    {statistic[:-3]:>7}: " + " | ".join(cells))
-                print(f"      last worker's choice: {rows[-1]['choice']}")
+            tables.append(config_table(layer, busy, options, results, load_before))
+    for table in tables:
+        table.note(f"{cores} cores; load average (1/5/15 min) {start_load} when the script "
+                   "started" + ("; load gate off" if options.no_load_gate else ""))
+    emit(tables, options.json)
+
+
+def config_table(layer, busy, options, results, load_before):
+    """One configuration's table: per size and statistic, each mode's mean launch time and
+    its ratio to the serial launch (sim.launch: to launch/serial), mean over the workers
+    [worst worker]."""
+    from report import Table
+
+    used = {r["layer"] for r in results}
+    table = Table(f"launch time, layer {layer} (used: {', '.join(sorted(used))}), "
+                  f"{results[0]['threads']} threads, {busy} busy processes, "
+                  f"{options.processes} fresh workers", ["n", "statistic", *MODES])
+    for n in SIZES:
+        rows = [r["sizes"][str(n)] for r in results]
+        for statistic in ("mean_us", "trimmed_us"):
+            cells = []
+            for mode in MODES:
+                base = "launch/serial" if mode in ("sim.launch", "launch/serial") else "serial"
+                times = [row[statistic][mode] for row in rows]
+                ratios = [row[statistic][mode] / row[statistic][base] for row in rows]
+                cells.append(f"{statistics.mean(times):.1f} µs" + (
+                    "" if mode == base else
+                    f" x{statistics.mean(ratios):.2f} [{max(ratios):.2f}]"))
+            table.add(f"{n:,}", statistic[:-3], *cells)
+        table.note(f"n={n:,}: {rows[0]['launches']} launches per mode and worker; the last "
+                   f"worker's choice: {rows[-1]['choice']}")
+    table.note("x: mean over workers of the ratio to serial (sim.launch to launch/serial), "
+               "[the worst worker]; trimmed leaves out each mode's slowest tenth of rounds")
+    table.note(f"load average {load_before} before, {loads()} after")
+    return table
 
 
 if __name__ == "__main__":

@@ -1,28 +1,25 @@
 """Demo benchmark (issue 11): seconds per frame of the DEM demo (65,536 particles,
 64 substeps) and the SPH demo (Warp's default size), numba_sim vs Warp's own
-examples on Warp's CPU backend, in one run; and numba_sim on one thread.
+examples on Warp's CPU backend, in one run; numba_sim on all cores and on one
+thread. The contenders take turns frame after frame (medians of ``--frames``);
+each advances its own simulation, so the results are not compared (the demos'
+own tests check them). ``--json FILE`` also writes the table
+(``python -m benchmarks``).
 
-    python benchmarks/bench_examples.py [--frames 2] [--sph-smoothing 0.8]
+    python benchmarks/bench_examples.py [--frames 2] [--sph-smoothing 0.8] [--json FILE]
 """
 
 import argparse
-import time
-
-import numba
-import numpy as np
-
-import numba_sim as sim
-from numba_sim.examples import dem, sph
+import os
+import sys
 
 
-def seconds_per_frame(step, frames):
-    step()  # compile and warm up
-    samples = []
-    for _ in range(frames):
-        start = time.perf_counter()
-        step()
-        samples.append(time.perf_counter() - start)
-    return float(np.median(samples))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import (cpu_warp, finish, interleaved_medians, load_average,  # noqa: E402
+                    timed_both_ways, versus_warp_table)
+
+import numba_sim as sim  # noqa: E402
+from numba_sim.examples import dem, sph  # noqa: E402
 
 
 def warp_dem_stepper(wp, example):
@@ -64,35 +61,26 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=2)
     parser.add_argument("--sph-smoothing", type=float, default=0.8)
+    parser.add_argument("--json", help="also write the tables to this file (python -m benchmarks)")
     args = parser.parse_args(argv)
-    try:
-        import warp as wp
+    args.repeat = args.frames
+    before = load_average()
+    wp = cpu_warp()
 
-        wp.config.quiet = True
-        wp.init()
-    except ImportError:
-        wp = None
-
-    rows = []
     dem_example = dem.Example()
-    dem_warp = warp_dem_stepper(wp, dem.Example()) if wp else None
     sph_example = sph.Example(smoothing_length=args.sph_smoothing)
-    sph_warp = warp_sph_stepper(wp, args.sph_smoothing) if wp else None
-    threads = numba.get_num_threads()
-    for name, example, warp_step in (("DEM", dem_example, dem_warp), ("SPH", sph_example, sph_warp)):
-        t_sim = seconds_per_frame(example.step, args.frames)
-        numba.set_num_threads(1)
-        t_single = seconds_per_frame(example.step, args.frames)
-        numba.set_num_threads(threads)
-        t_warp = seconds_per_frame(warp_step, args.frames) if warp_step else float("nan")
-        count = getattr(example, "particle_count", getattr(example, "n", 0))
-        rows.append((name, count, t_sim, t_single, t_warp))
-    print(f"seconds per frame (median of {args.frames}; numba_sim on {threads} threads)")
-    print(f"{'demo':5} {'particles':>9} {'numba_sim':>10} {'1 thread':>9} {'warp cpu':>9} "
-          f"{'speed-up':>9} {'1-thread':>9}")
-    for name, count, t_sim, t_single, t_warp in rows:
-        print(f"{name:5} {count:>9} {t_sim:>10.3f} {t_single:>9.3f} {t_warp:>9.3f} "
-              f"{t_warp / t_sim:>8.2f}x {t_warp / t_single:>8.2f}x")
+    runners = timed_both_ways({"DEM": dem_example.step, "SPH": sph_example.step})
+    if wp is not None:
+        runners["warp DEM"] = warp_dem_stepper(wp, dem.Example())
+        runners["warp SPH"] = warp_sph_stepper(wp, args.sph_smoothing)
+    times = interleaved_medians(runners, args.frames)
+    counts = [getattr(e, "particle_count", getattr(e, "n", 0)) for e in (dem_example, sph_example)]
+    table = versus_warp_table(
+        f"seconds per frame: DEM demo ({counts[0]:,} particles, {dem_example.sim_substeps} "
+        f"substeps) and SPH demo ({counts[1]:,} particles)", times, ("DEM", "SPH"),
+        wp is not None)
+    table.note("each contender advances its own simulation: results not compared here")
+    finish([table], args, before)
 
 
 if __name__ == "__main__":

@@ -167,7 +167,8 @@ SIM_FUNC bool ray_box(const float* start, const float* inv_dir, const float* low
         t_max = fast_min(t_max, fast_max(t1, t0));  // NaN only when t1 is
     }
     t_enter = t_min;
-    return t_max >= t_min && t_max >= 0.0f && t_min < inf_f();  // entering at +inf: never
+    // (& rather than &&: no branches, which mispredict in traversals)
+    return (t_max >= t_min) & (t_max >= 0.0f) & (t_min < inf_f());  // entering at +inf: never
 }
 
 // ---------------------------------------------------------------------------

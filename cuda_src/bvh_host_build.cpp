@@ -30,6 +30,14 @@
 #include "bvh.h"
 #include "host_threads.h"
 
+// Growing boxes with SSE's minps / maxps where the target has them: the same
+// results lane by lane as the scalar expressions, which GCC leaves scalar
+// where a box lives in memory (bins, task bounds): 15-20% of a build.
+#if defined(__SSE2__) || defined(_M_X64)
+#include <immintrin.h>
+#define SIM_BUILD_SSE 1
+#endif
+
 namespace {
 
 using sim::Bvh;
@@ -55,10 +63,16 @@ struct Box {
         }
     }
     void grow(const float* lo, const float* hi) {
+#ifdef SIM_BUILD_SSE
+        // minps(a, b) is a < b ? a : b and maxps(a, b) a > b ? a : b, as below
+        _mm_storeu_ps(lower, _mm_min_ps(_mm_loadu_ps(lower), _mm_loadu_ps(lo)));
+        _mm_storeu_ps(upper, _mm_max_ps(_mm_loadu_ps(upper), _mm_loadu_ps(hi)));
+#else
         for (int k = 0; k < 4; ++k) {
             lower[k] = lower[k] < lo[k] ? lower[k] : lo[k];
             upper[k] = upper[k] > hi[k] ? upper[k] : hi[k];
         }
+#endif
     }
     void grow(const Box& b) { grow(b.lower, b.upper); }
     float extent(int k) const { return upper[k] - lower[k]; }
@@ -79,8 +93,15 @@ struct PrimRef {
 };
 
 void grow_centre(Box& centres, const PrimRef& r) {
+#ifdef SIM_BUILD_SSE
+    // the centres in all four lanes at once (the fourth lanes are 0: 0 + 0)
+    const __m128 c = _mm_add_ps(_mm_loadu_ps(r.lower), _mm_loadu_ps(r.upper));
+    _mm_storeu_ps(centres.lower, _mm_min_ps(_mm_loadu_ps(centres.lower), c));
+    _mm_storeu_ps(centres.upper, _mm_max_ps(_mm_loadu_ps(centres.upper), c));
+#else
     const float c[4] = {r.centre(0), r.centre(1), r.centre(2), 0.0f};
     centres.grow(c, c);
+#endif
 }
 
 struct Task {

@@ -45,6 +45,10 @@
 
 namespace sim {
 
+// Rows of touched cells whose runs a host query reads up front (a query whose
+// radius is at most the cell width touches at most 3 x 3 rows).
+#define SIM_HASH_GRID_RUNS 9
+
 // The descriptor of a built grid; its address on its device is the grid's id.
 struct HashGrid {
     const int32* point_ids;     // sorted position -> point index (num_points entries)
@@ -84,10 +88,17 @@ struct HashGridQuery {
     const int32* sorted_groups;  // the grid's (null: an ungrouped grid, every point)
     int32 group;
     int32 row_x;     // the cell of the row being visited
+    // host queries without a group (hash_grid_query_begin): the runs of all rows,
+    // read up front when there are at most SIM_HASH_GRID_RUNS rows and none wraps
+    // around the grid's x end (else run_count is 0 and the rows are read one by one)
+    int32 run_count;
+    int32 run_next;  // the next run to hand out
+    int32 run_begin[SIM_HASH_GRID_RUNS];
+    int32 run_end[SIM_HASH_GRID_RUNS];
 };
 
 static_assert(sizeof(HashGrid) == 48, "HashGrid layout changed: update numba_sim");
-static_assert(sizeof(HashGridQuery) == 88, "HashGridQuery layout changed: update numba_sim");
+static_assert(sizeof(HashGridQuery) == 168, "HashGridQuery layout changed: update numba_sim");
 SIM_ASSERT_OFFSET(HashGridQuery, index, 8, "HashGridQuery header layout changed: update numba_sim");
 SIM_ASSERT_OFFSET(HashGridQuery, end, 12, "HashGridQuery header layout changed: update numba_sim");
 
@@ -207,8 +218,33 @@ SIM_FUNC void hash_grid_query_set_cells(HashGridQuery& q, const HashGrid* grid, 
 // Starts a query for the neighbours of p within radius, positioned at its
 // first non-empty run of sorted positions [q.index, q.end) (an empty run when
 // there is none). Continued by hash_grid_query_next_range.
+//
+// On the host, the runs of all rows (at most SIM_HASH_GRID_RUNS of them, none
+// wrapping) are read here at once: their cell_offsets loads are independent,
+// so they overlap instead of each waiting for the caller to use up the run
+// before (a query's time was mostly those dependent loads on grids larger
+// than the caches). The runs and their order are those of the row-by-row path.
 SIM_FUNC void hash_grid_query_begin(HashGridQuery& q, const HashGrid* grid, vec3f p, float radius) {
     hash_grid_query_set_cells(q, grid, p, radius);
+#ifndef SIM_DEVICE_COMPILE
+    q.run_count = 0;
+    q.run_next = 0;
+    if (q.z_count > 0 && q.x_count <= q.dim_x - q.x_first &&
+        (int64)q.y_count * q.z_count <= SIM_HASH_GRID_RUNS) {
+        int32 n = 0;
+        for (int32 row_z = 0; row_z < q.z_count; ++row_z) {
+            const int32 z = hash_grid_wrapped_offset(q.z_first, row_z, q.dim_z);
+            for (int32 row_y = 0; row_y < q.y_count; ++row_y) {
+                const int32 y = hash_grid_wrapped_offset(q.y_first, row_y, q.dim_y);
+                const int32 first_cell = (z * q.dim_y + y) * q.dim_x + q.x_first;
+                q.run_begin[n] = q.cell_offsets[first_cell];
+                q.run_end[n] = q.cell_offsets[first_cell + q.x_count];
+                ++n;
+            }
+        }
+        q.run_count = n;
+    }
+#endif
     hash_grid_query_next_range(q);
 }
 
@@ -274,6 +310,22 @@ SIM_FUNC int32 hash_grid_query_next_group_range(HashGridQuery& q) {
 // Moves the query to its next non-empty run of sorted positions, stored in
 // [q.index, q.end); returns 0 (and leaves an empty run) when none is left.
 SIM_FUNC int32 hash_grid_query_next_range(HashGridQuery& q) {
+#ifndef SIM_DEVICE_COMPILE
+    if (q.run_count > 0) {  // the runs read by hash_grid_query_begin
+        while (q.run_next < q.run_count) {
+            const int32 begin = q.run_begin[q.run_next];
+            const int32 end = q.run_end[q.run_next];
+            ++q.run_next;
+            if (begin < end) {
+                q.index = begin;
+                q.end = end;
+                return 1;
+            }
+        }
+        q.index = q.end;
+        return 0;
+    }
+#endif
     while (q.row_z < q.z_count) {
         // physical row (y, z) and its cells along x, [x_first, x_first + x_count),
         // split in two parts where they run past the grid's end (written so

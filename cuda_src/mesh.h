@@ -272,6 +272,29 @@ SIM_FUNC float box_distance_sq(vec3f p, const float* lower, const float* upper) 
     return dx * dx + dy * dy + dz * dz;
 }
 
+// On the host, asks the caches for what a visit of `node` (a node of a mesh's
+// BVH) will read: its children's boxes (one cache line, the builders put
+// siblings side by side), or a leaf's triangles. Issued for both children of a
+// node as soon as they are found reachable, it overlaps the memory latency of
+// one level with the tests of the level above (the traversal of a mesh larger
+// than the caches is otherwise a chain of dependent misses). Nothing on the
+// device.
+SIM_FUNC void prefetch_below(const Bvh& bvh, const BvhNode& node) {
+#ifndef SIM_DEVICE_COMPILE
+    if (bvh_is_leaf(node)) {
+        const char* first = reinterpret_cast<const char*>(
+            mesh_of_bvh(&bvh).leaf_points + 9 * (int64)bvh_leaf_begin(node));
+        __builtin_prefetch(first);
+        __builtin_prefetch(first + 64);
+    } else {
+        __builtin_prefetch(bvh.nodes + node.left);
+    }
+#else
+    (void)bvh;
+    (void)node;
+#endif
+}
+
 // Visits the leaves of the mesh's BVH nearest first. `key(node, k)` sets a
 // node's key (the squared distance to its box, or the ray's entry parameter)
 // and is false when the query cannot reach the node at all; a node whose key
@@ -297,15 +320,19 @@ SIM_FUNC void visit_nearest_first(const Bvh& bvh, const float& best, Key key, Le
             continue;
         }
         float kl, kr;
-        const bool hl = key(nodes[node.left], kl) && kl < best;
-        const bool hr = key(nodes[node.right], kr) && kr < best;
-        if (hl && hr) {
-            const bool left_first = kl <= kr;
-            pending.push(left_first ? node.right : node.left, left_first ? kr : kl);
-            index = left_first ? node.left : node.right;
-        } else {
-            index = hl ? node.left : (hr ? node.right : -1);
-        }
+        const bool hl = key(nodes[node.left], kl) & (kl < best);
+        const bool hr = key(nodes[node.right], kr) & (kr < best);
+        if (hl) prefetch_below(bvh, nodes[node.left]);
+        if (hr) prefetch_below(bvh, nodes[node.right]);
+        // Without branches on which children are reachable (they mispredict
+        // often): the farther child is written to the stack in any case and
+        // kept only when both are reachable.
+        const bool left_first = hl & (!hr | (kl <= kr));
+        const int32 near_node = left_first ? node.left : node.right;
+        pending.nodes[pending.count] = left_first ? node.right : node.left;
+        pending.keys[pending.count] = left_first ? kr : kl;
+        pending.count += int32(hl & hr);
+        index = (hl | hr) ? near_node : -1;
     }
 }
 
@@ -762,7 +789,10 @@ SIM_FUNC bool watertight_hit(const WatertightRay& r, const float* a, const float
         V = (float)((double)Ax * (double)Cy - (double)Ay * (double)Cx);
         W = (float)((double)Bx * (double)Ay - (double)By * (double)Ax);
     }
-    if ((U < 0.0f || V < 0.0f || W < 0.0f) && (U > 0.0f || V > 0.0f || W > 0.0f)) return false;
+    // (| and & rather than || and &&: one branch, not up to six that mispredict)
+    if (((U < 0.0f) | (V < 0.0f) | (W < 0.0f)) & ((U > 0.0f) | (V > 0.0f) | (W > 0.0f))) {
+        return false;
+    }
     det = U + V + W;
     if (det == 0.0f) return false;
     // (Warp's roundings: each z scaled first)
@@ -807,7 +837,7 @@ SIM_FUNC bool mesh_query_ray(const Mesh* mesh_ptr, vec3f start, vec3f dir, float
             const float* corners = mesh.leaf_points + 9 * (int64)i;
             float t, u, v, det;
             if (watertight_hit(ray, corners, corners + 3, corners + 6, t, u, v, det) &&
-                t >= 0.0f && t < best_t) {
+                ((t >= 0.0f) & (t < best_t))) {
                 best_t = t;
                 best = i;
                 best_u = u;

@@ -18,13 +18,14 @@ from numba_sim.arrays import (  # noqa: E402
 )
 from numba_sim.arrays import array1d, array2d, array3d, array4d, fixedarray  # noqa: E402
 from numba_sim.host_compat import (  # noqa: E402
-    Device, Module, ScopedDevice, ScopedTimer, constant, get_device, get_module,
-    get_module_options, load_module, set_module_options,
+    Device, Module, ScopedDevice, ScopedTimer, constant, get_cuda_supported_archs, get_device,
+    get_module, get_module_options, load_module, set_module_options,
 )
 from numba_sim.builtins import *  # noqa: E402,F401,F403
 from numba_sim.cuda_args import cuda_args  # noqa: E402
 from numba_sim.launch_capture import (  # noqa: E402
-    Launch, ScopedCapture, capture, capture_begin, capture_end, capture_launch,
+    Launch, ScopedCapture, capture, capture_begin, capture_end, capture_if, capture_launch,
+    capture_while,
 )
 from numba_sim.kernel import Function, func, kernel, overload  # noqa: E402
 from numba_sim.launcher import launch, synchronize  # noqa: E402
@@ -55,10 +56,11 @@ __all__ = sorted(
         "kernel", "launch", "overload", "ones", "struct", "synchronize", "tid", "to_numpy", "view",
         "zeros", "zeros_like",
     ] + [
-        "ScopedCapture", "capture_begin", "capture_end", "capture_launch",
+        "ScopedCapture", "capture_begin", "capture_end", "capture_if", "capture_launch",
+        "capture_while",
     ] + ["Function", "map"] + [
         "Device", "ScopedDevice", "ScopedTimer", "array1d", "array2d", "array3d", "array4d",
-        "constant", "get_device",
+        "constant", "get_cuda_supported_archs", "get_device",
     ] + ["fixedarray"] + ["ref"] + [
         "KernelTypingError", "WarpCodegenError", "WarpCodegenTypeError", "WarpCodegenValueError",
     ] + [

@@ -29,12 +29,13 @@ _STATIC = [
                           "zeros", "zeros_like"]),
     ("numba_sim.arrays", ["array1d", "array2d", "array3d", "array4d", "fixedarray"]),  # Warp's spellings
     ("numba_sim.host_compat", ["Device", "ScopedDevice", "ScopedTimer", "constant",
-                               "get_device"]),
+                               "get_cuda_supported_archs", "get_device"]),
     ("numba_sim.host_compat", ["Module", "get_module", "get_module_options", "load_module",
                                "set_module_options"]),  # Warp's module API
     ("numba_sim.cuda_args", ["cuda_args"]),
     ("numba_sim.launch_capture", ["Launch", "ScopedCapture", "capture", "capture_begin",
-                                   "capture_end", "capture_launch"]),
+                                   "capture_end", "capture_if", "capture_launch",
+                                   "capture_while"]),
     ("numba_sim.kernel", ["Function", "func", "kernel", "overload"]),
     ("numba_sim.launcher", ["launch", "synchronize"]),
     ("numba_sim.map_kernels", ["map"]),

@@ -278,25 +278,36 @@ def _allocate(factory, shape, dtype, device, *extra):
         return getattr(module, factory)(full_shape, *extra, dtype=scalar)
 
 
-def zeros(shape, dtype=float, device=None, requires_grad=False, pinned=False):
+def _shape_argument(shape, n):
+    """The shape of Warp's ``zeros`` / ``empty`` / ``ones`` / ``full``: *shape*, or Warp's
+    older keyword ``n=length`` (``empty(n=4)``); none at all is an empty array, as in Warp."""
+    if n is not None:
+        if shape is not None:
+            raise TypeError(f"shape: give the shape or n (Warp's older spelling of a 1-D "
+                            f"shape), not both (shape={shape!r}, n={n!r})")
+        return (n,)
+    return 0 if shape is None else shape
+
+
+def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, *, n=None):
     """Zeros with trailing storage dims: ``zeros(n, dtype=sim.vec3).shape == (n, 3)``.
 
     *device* defaults to the current device (`sim.get_device()`: "cpu" outside a
     `sim.ScopedDevice`); *requires_grad* and *pinned* are Warp's keywords (see
-    `check_warp_keywords`).
+    `check_warp_keywords`); ``n=length`` is Warp's older spelling of a 1-D *shape*.
     """
     check_warp_keywords(requires_grad, pinned)
-    return _allocate("zeros", shape, dtype, device)
+    return _allocate("zeros", _shape_argument(shape, n), dtype, device)
 
 
-def empty(shape, dtype=float, device=None, requires_grad=False, pinned=False):
+def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, *, n=None):
     check_warp_keywords(requires_grad, pinned)
-    return _allocate("empty", shape, dtype, device)
+    return _allocate("empty", _shape_argument(shape, n), dtype, device)
 
 
-def ones(shape, dtype=float, device=None, requires_grad=False, pinned=False):
+def ones(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, *, n=None):
     check_warp_keywords(requires_grad, pinned)
-    return _allocate("ones", shape, dtype, device)
+    return _allocate("ones", _shape_argument(shape, n), dtype, device)
 
 
 def full(shape, value, dtype=None, device=None, requires_grad=False, pinned=False):
@@ -345,21 +356,15 @@ def zeros_like(a, device=None, requires_grad=False, pinned=False):
     return np.zeros_like(a)
 
 
-def from_numpy(a, dtype=None, device=None):
-    """A copy of *a* (anything NumPy converts) as a C-contiguous array on *device*.
+def from_numpy(a, dtype=None, shape=None, device=None, requires_grad=False):
+    """A copy of *a* (anything NumPy converts) as a C-contiguous array on *device*: Warp's
+    ``wp.from_numpy``, which is ``wp.array(a, dtype=, shape=, device=)`` (`host_array`).
 
-    With a value-type *dtype*, *a*'s trailing dims must match its storage.
+    With a value-type *dtype*, *a*'s trailing dims are its storage, or its last dim holds
+    the storage flattened, as in Warp (``(3,)`` is one vec3); *shape* reshapes the elements.
     """
-    scalar, trailing = storage_of(dtype) if dtype is not None else (None, ())
-    host = np.ascontiguousarray(np.asarray(a, dtype=scalar))
-    if trailing and host.shape[host.ndim - len(trailing):] != trailing:
-        raise ValueError(f"a: expected trailing dims {trailing} for {dtype_name(dtype)}, got "
-                         f"shape {host.shape}")
-    module, ordinal = _array_module(device)
-    if module is np:
-        return host.copy() if host is a else host
-    with module.cuda.Device(ordinal or 0):
-        return module.asarray(host)
+    return host_array(a, dtype=dtype, shape=shape, device=device, requires_grad=requires_grad,
+                      copy=True)
 
 
 def to_numpy(a):

@@ -6,10 +6,13 @@ that says what is wrong is usually in there already, written by numba_sim's oper
 attribute 'foo' of type vec3``). :func:`short_typing_error` digs it out with the place it
 points at and raises :class:`KernelTypingError`::
 
-    kernel bad: dot(vec3): expected dot(vector, vector) or dot(quat, quat)
-      File "/home/me/sim.py", line 21, in bad
+    File "/home/me/sim.py", line 21, in bad
         y[i] = sim.dot(x[i])
-    (Numba's full message: the exception's .numba_message, or NUMBA_SIM_VERBOSE_ERRORS=1)
+    kernel bad: dot(vec3): expected dot(vector, vector) or dot(quat, quat)
+
+As in a Python traceback, the place comes first and the message last (so that a pattern
+anchored with ``$``, as Warp's tests write them, matches the message); a note that Python
+prints under it says where Numba's full text is.
 
 ``NUMBA_SIM_VERBOSE_ERRORS=1`` keeps Numba's own exception, unchanged.
 """
@@ -75,6 +78,7 @@ class KernelTypingError(TypingError, WarpCodegenError, WarpCodegenTypeError,
 
     def __init__(self, message, numba_message, kernel, filename, lineno):
         super().__init__(message, highlighting=False)
+        self.add_note(HINT)
         self.numba_message = numba_message
         self.kernel = kernel
         self.filename = filename
@@ -97,12 +101,12 @@ def short_typing_error(kernel, error):
     text = str(error)
     name = getattr(kernel, "__name__", str(kernel))
     filename, lineno, source, function = _where(text, kernel)
-    lines = [f"kernel {name}: {_what(text)}"]
+    lines = []
     if filename is not None:
-        lines.append(f'  File "{filename}", line {lineno}, in {function or name}')
+        lines.append(f'File "{filename}", line {lineno}, in {function or name}')
         if source:
             lines.append(f"    {source}")
-    lines.append(HINT)
+    lines.append(f"kernel {name}: {_what(text)}")
     return KernelTypingError("\n".join(lines), text, name, filename, lineno)
 
 

@@ -14,9 +14,12 @@ import threading
 import time
 import types
 
+import numpy as np
+
 from numba_sim import arrays
 from numba_sim.kernel import KernelModule
 from numba_sim.launcher import synchronize
+from numba_sim.types import Value
 
 
 def constant(x):
@@ -24,9 +27,26 @@ def constant(x):
 
     numba_sim freezes every global a kernel reads when the kernel first compiles
     (as Warp does for constants), so this returns *x* itself; it is kept so that
-    ported code reads the same.
+    ported code reads the same. As in Warp, *x* must be a value: a bool, int or float
+    (NumPy's and numba_sim's scalar types too) or a vector, matrix, quaternion or
+    transform; anything else is Warp's TypeError.
     """
+    if not (isinstance(x, (bool, int, float, np.bool_, np.number, Value))):
+        raise TypeError(f"Invalid constant type: {type(x)}")
     return x
+
+
+def get_cuda_supported_archs():
+    """Warp's ``wp.get_cuda_supported_archs()``: the CUDA compute architectures the installed
+    NVRTC compiles for (``75`` for sm_75), sorted; empty when NVRTC cannot be loaded (no GPU
+    is needed: it is the compiler's list)."""
+    try:
+        from numba.cuda.cudadrv import nvrtc  # numba-cuda, loaded only when asked
+
+        ccs = nvrtc.get_supported_ccs()
+    except Exception:  # noqa: BLE001 (no NVRTC: no architectures, as Warp says)
+        return []
+    return sorted(major * 10 + minor for major, minor in ccs)
 
 
 class Device(str):

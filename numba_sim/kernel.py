@@ -19,6 +19,7 @@ from numba.core.registry import CPUDispatcher
 from numba_sim import (config, kernel_language, kernel_ops, launch_bounds, launcher,
                        redefinition, structure_ids)
 from numba_sim.func_overloads import FuncOverloads, annotations_of
+from numba_sim.annotations import function_annotations
 from numba_sim.parameters import Parameter
 
 
@@ -76,7 +77,7 @@ class Func(CPUDispatcher):
         as written, read once."""
         cached = self.__dict__.get("_python_signature_cache")
         if cached is None:
-            annotations = inspect.get_annotations(self.func, eval_str=True)
+            annotations = function_annotations(self.func)
             cached = self._python_signature_cache = (
                 inspect.signature(self.func),
                 frozenset(n for n, a in annotations.items() if a is Func))
@@ -313,7 +314,7 @@ class Kernel:
                 raise TypeError(f"kernel {fn.__qualname__}: parameter {p.name!r} must be a plain "
                                 f"positional parameter (no *args, **kwargs or keyword-only)")
         if annotations is None:
-            annotations = inspect.get_annotations(fn, eval_str=True)
+            annotations = function_annotations(fn)
         self.py_func = fn
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
@@ -412,7 +413,7 @@ def overload(kernel_or_stub, arg_types=None):
     if arg_types is None and inspect.isfunction(kernel_or_stub):
         stub = kernel_or_stub
         generic = _stub_target(stub)
-        arg_types = inspect.get_annotations(stub, eval_str=True)
+        arg_types = function_annotations(stub)
         if arg_types.pop("return", None) not in (None, type(None)):
             raise TypeError(f"@sim.overload {stub.__qualname__}: Return annotations are not "
                             f"allowed on @wp.overload stubs (a kernel returns nothing)")

@@ -56,13 +56,19 @@ import sys
 import textwrap
 import types
 
+import numpy as np
 from numba.core.dispatcher import Dispatcher
 
-from numba_sim import config, debug_checks, dynamic_loops, kernel_ops, references
-from numba_sim.arrays import array, shape_dim
+from numba_sim import (config, debug_checks, dynamic_loops, kernel_ops, references,
+                       return_checks)
+from numba_sim.annotations import function_annotations, function_namespace
+from numba_sim.arrays import array, device_of, shape_dim, zeros
 from numba_sim.func_overloads import FuncOverloads
 from numba_sim.errors import WarpCodegenError, WarpCodegenTypeError, WarpCodegenValueError
 from numba_sim.builtins.debug import EXPECTATIONS, expect_near, kernel_print
+from numba_sim.builtins.random import STATE_TAKERS, rand_init
+from numba_sim.typing.random_state import state_of
+from numba_sim.scalars import uint32
 from numba_sim.spatial.bvh_query import bvh_query_bounded, bvh_query_next
 from numba_sim.spatial.hash_grid_query import hash_grid_query_next
 from numba_sim.spatial.mesh_query import (
@@ -71,10 +77,10 @@ from numba_sim.spatial.mesh_query import (
     mesh_query_next,
 )
 from numba_sim.builtins.linalg import OUTPUT_FORMS
-from numba_sim.lowering.kernel_ops import slice_unpacker
+from numba_sim.lowering.kernel_ops import slice_storer, slice_unpacker
 from numba_sim.structs import Struct
 from numba_sim.threads import static, tid
-from numba_sim.types import Value
+from numba_sim.types import TYPE_KEYWORDS, Value, drop_type_keywords
 
 TID_PARAMETER = "__sim_tid__"
 OPS = "__sim_ops__"
@@ -157,7 +163,7 @@ def _attribute_error(owner, path, attr, called, warp_path, fn, node):
 def _return_annotation(fn):
     """*fn*'s return annotation (None if it has none or it cannot be evaluated)."""
     try:
-        return inspect.get_annotations(fn, eval_str=True).get("return")
+        return function_annotations(fn).get("return")
     except Exception:  # noqa: BLE001 (an annotation that names what is not defined: no check)
         return None
 
@@ -179,17 +185,6 @@ def _error(message, fn, node):
 
 
 _MISSING = object()
-
-
-def function_namespace(fn):
-    """*fn*'s globals with its closure variables over them (empty cells left out)."""
-    namespace = dict(fn.__globals__)
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-        try:
-            namespace[name] = cell.cell_contents
-        except ValueError:  # defined later in the enclosing function
-            pass
-    return namespace
 
 
 def package_names(fn, definition):
@@ -270,6 +265,29 @@ def _slice_bounds(node):
     return bounds
 
 
+def _constant_slice_key(node):
+    """The index of ``x[1:]``, ``m[:, 2]``, ``m[1:, :-1]`` as a Python constant (slices of
+    literal int or missing bounds, literal ints), when it has a slice in it; else None."""
+    parts = node.elts if isinstance(node, ast.Tuple) else [node]
+    if not any(isinstance(p, ast.Slice) for p in parts):
+        return None
+    key = []
+    for part in parts:
+        if isinstance(part, ast.Slice):
+            bounds = [None if b is None else _literal_int(b)
+                      for b in (part.lower, part.upper, part.step)]
+            if any(b is None and p is not None
+                   for b, p in zip(bounds, (part.lower, part.upper, part.step))):
+                return None
+            key.append(slice(*bounds))
+        else:
+            value = _literal_int(part)
+            if value is None:
+                return None
+            key.append(value)
+    return tuple(key) if isinstance(node, ast.Tuple) else key[0]
+
+
 def _ops(name, node, *args):
     call = ast.Call(func=ast.Attribute(value=ast.Name(id=OPS, ctx=ast.Load()), attr=name,
                                        ctx=ast.Load()), args=list(args), keywords=[])
@@ -292,7 +310,7 @@ def _store(node):
 
 def _array_parameters(fn):
     """Names of *fn*'s parameters annotated ``sim.array(...)``."""
-    annotations = inspect.get_annotations(fn, eval_str=True)
+    annotations = function_annotations(fn)
     return {name for name, annotation in annotations.items() if isinstance(annotation, array)}
 
 
@@ -321,6 +339,10 @@ class _KernelRewriter(ast.NodeTransformer):
         self.local_names = set()
         self.constants = {}
         self.function_locals = {}
+        self.truth_arrays = None  # the array parameters, read when a condition needs them
+        self.return_annotation = _MISSING  # a func's, read at its first return
+        self.local_arrays = set()
+        """Local names assigned ``sim.zeros(...)`` (Warp's fixed-size arrays)."""
         """Local name -> the func or builtin it was assigned (``f = some_func``)."""
         """Local names last assigned a literal (``n = 3``): sim.static may read them."""
 
@@ -519,6 +541,10 @@ class _KernelRewriter(ast.NodeTransformer):
         if constant is not None:
             return self.visit_Constant(ast.copy_location(ast.Constant(constant), node))
         if isinstance(node.ctx, ast.Load) and self._outer_float(node):
+            if self.resolver.resolve(node.value) is sys.modules["numba_sim"]:
+                # Warp's constants (sim.pi, sim.E): literals, whose double a float64 keeps
+                value = self.resolver.resolve(node)
+                return self.visit_Constant(ast.copy_location(ast.Constant(value), node))
             return _ops("float32", node, node)
         member = self._outer_int_enum(node)
         if member is not None:
@@ -532,8 +558,46 @@ class _KernelRewriter(ast.NodeTransformer):
             return node
         return _ops(name, node, node.left, node.right)
 
+    def _truth(self, node):
+        """*node* as a condition: an array parameter is true when it has elements (Warp's
+        truth of an array: not null; ``None`` passed for it is an empty array here)."""
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+            return node
+        if self.truth_arrays is None:
+            try:
+                self.truth_arrays = _array_parameters(self.fn)
+            except Exception:  # noqa: BLE001 (an annotation that cannot be read: none known)
+                self.truth_arrays = set()
+        if node.id not in self.truth_arrays:
+            return node
+        size = ast.Attribute(value=node, attr="size", ctx=ast.Load())
+        return ast.copy_location(ast.Compare(left=size, ops=[ast.NotEq()],
+                                             comparators=[ast.Constant(0)]), node)
+
+    def visit_BoolOp(self, node):
+        node = self.generic_visit(node)
+        node.values = [self._truth(value) for value in node.values]
+        return node
+
+    def visit_If(self, node):
+        if self._is_call_to(node.test, static):
+            test = self.visit(node.test)
+            if isinstance(test, ast.Constant):  # Warp drops the branch not taken, unbuilt
+                return self._statements(node.body if test.value else node.orelse) \
+                    or [ast.copy_location(ast.Pass(), node)]
+        node = self.generic_visit(node)
+        node.test = self._truth(node.test)
+        return node
+
+    def visit_IfExp(self, node):
+        node = self.generic_visit(node)
+        node.test = self._truth(node.test)
+        return node
+
     def visit_UnaryOp(self, node):
         node = self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            node.operand = self._truth(node.operand)
         if isinstance(node.op, ast.USub):
             if isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
                 # -3 stays a constant: v[:-1] and v[::-1] are constant slices, as in Warp
@@ -557,6 +621,24 @@ class _KernelRewriter(ast.NodeTransformer):
             self._check_attribute(node.func, called=True)
         if any(callee is expectation for expectation in EXPECTATIONS):
             return self._expectation(node, callee)
+        if isinstance(callee, type) and issubclass(callee, Value) and node.keywords:
+            self._type_keywords(node, callee)
+        if any(callee is taker for taker in STATE_TAKERS) and node.args \
+                and isinstance(node.args[0], ast.Subscript):
+            # randf(states[i]): Warp's state is a uint32 and the draw advances a copy of the
+            # element (the array keeps its value): a new state holding the element's value
+            self.helpers["__sim_state_of"] = state_of
+            node.args[0] = ast.copy_location(ast.Call(
+                func=ast.Name(id="__sim_state_of", ctx=ast.Load()), args=[node.args[0]],
+                keywords=[]), node.args[0])
+        if callee is uint32 and len(node.args) == 1 and not node.keywords \
+                and self._is_call_to(node.args[0], rand_init):
+            # uint32(rand_init(...)): Warp's state is a uint32, so the cast is the state itself
+            # (a local assigned from it is advanced in place by the draws, as in Warp)
+            return self.visit(node.args[0])
+        if isinstance(callee, type) and issubclass(callee, np.float64) and len(node.args) == 1 \
+                and not node.keywords and self._double_constant(node.args[0]):
+            return node  # float64(3.141592653589793), float64(sim.PI): the double as written
         if callee is builtins.float or callee is builtins.int:
             node = self.generic_visit(node)
             return _ops("float32" if callee is builtins.float else "int32", node, *node.args)
@@ -570,7 +652,61 @@ class _KernelRewriter(ast.NodeTransformer):
             if len(node.args) == count:
                 raise _error(f"Warp's output-argument form of {name} is not supported: write "
                              f"{alternative}", self.fn, node)
+        if isinstance(callee, types.MethodType) and isinstance(callee.__func__, Dispatcher):
+            callee = callee.__func__  # a func on an instance (Numba's __get__): Warp's function
+        if self._held_by_plain_object(node.func, callee):
+            helper = f"__sim_callee_{len(self.helpers)}"
+            self.helpers[helper] = callee
+            node.func = ast.copy_location(ast.Name(id=helper, ctx=ast.Load()), node.func)
         return self.generic_visit(node)
+
+    def _double_constant(self, node):
+        """Whether *node* is a float literal (``0.1``, ``-0.1``) or reads a Python float from
+        the globals or the closure (``sim.PI``): a float64 made of it keeps its double value,
+        as Warp's ``wp.float64(...)`` does (elsewhere such a float is a float32)."""
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            node = node.operand
+        if isinstance(node, ast.Constant):
+            return type(node.value) is float
+        return isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
+            and self._outer_float(node)
+
+    def _held_by_plain_object(self, func, callee):
+        """Whether the callee expression *func* reaches a func, struct or value type through
+        a plain Python object or class of the globals or the closure (``foo.compute()``,
+        ``Namespace.helper()``): Warp resolves the path when it builds the kernel; Numba
+        cannot type the object, so the call names the callee itself."""
+        if not isinstance(func, ast.Attribute) or not (
+                isinstance(callee, (Dispatcher, FuncOverloads))
+                or isinstance(callee, type) and issubclass(callee, (Value, Struct))):
+            return False
+        base = func
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if not isinstance(base, ast.Name) or base.id in self.local_names:
+            return False
+        owner = self.resolver.resolve(func.value)
+        return owner is not _MISSING and not isinstance(owner, types.ModuleType)
+
+    def _type_keywords(self, node, cls):
+        """``mat32d(m, shape=(3, 2))``: the keywords of Warp's matrix() / vector() that say
+        what the type already says, checked (``types.drop_type_keywords``) and dropped."""
+        given = {}
+        for keyword in node.keywords:
+            if keyword.arg not in TYPE_KEYWORDS.get(cls.spec.kind, ("dtype",)):
+                continue
+            try:
+                given[keyword.arg] = ast.literal_eval(keyword.value)
+            except ValueError:
+                given[keyword.arg] = self.resolver.resolve(keyword.value)
+            if given[keyword.arg] is _MISSING:
+                raise _error(f"{cls.__name__}(..., {keyword.arg}=...): {keyword.arg} must be a "
+                             f"constant", self.fn, node)
+        try:
+            drop_type_keywords(cls.spec, cls.__name__, given)
+        except TypeError as e:
+            raise _error(str(e), self.fn, node) from None
+        node.keywords = [k for k in node.keywords if k.arg not in given]
 
     def _unpack_star_arguments(self, node):
         """``f(*x)`` -> ``f(*unpack(x))`` and ``f(*x[a:b:c])`` -> ``f(*unpacker(x))`` with the
@@ -607,19 +743,27 @@ class _KernelRewriter(ast.NodeTransformer):
             namespace.update(self.constants)
             value = eval(code, namespace)  # noqa: S307 (the user's code)
         except NameError as e:
-            if getattr(e, "name", None) in self.local_names:
+            if getattr(e, "name", None) in self.local_names and not (
+                    e.name in self.fn.__code__.co_varnames[:self.fn.__code__.co_argcount]
+                    and not _calls_len(node.args[0])):
                 # the expression reads a local variable that is no literal constant: Warp
                 # evaluates it from the variable's type when it generates code; here it
                 # stays an ordinary expression, evaluated when the kernel runs
                 return self.visit(node.args[0])
-            raise _error(f"sim.static({ast.unparse(node.args[0])}) failed when the {self.where} "
-                         f"was compiled: NameError: {e}", self.fn, node) from e
+            raise _error(f"Error evaluating static expression: {e}. Make sure all variables "
+                         f"used in the static expression are constant.", self.fn, node) from e
         except Exception as e:  # noqa: BLE001 (reported at the user's line)
-            raise _error(f"sim.static({ast.unparse(node.args[0])}) failed when the {self.where} "
-                         f"was compiled: {type(e).__name__}: {e}", self.fn, node) from e
+            raise _error(f"Error evaluating static expression: {e} while evaluating the "
+                         f"following code generated from the static expression:\n"
+                         f"{ast.unparse(node.args[0])}", self.fn, node) from e
         if isinstance(value, enum.Enum) and isinstance(value, int):  # Warp: int constants
             value = int(value)
-        if value is None or type(value) in (bool, int, float, str):
+        problem = _unsupported_static_value(value)
+        if problem is not None:
+            raise _error(f"Static expression returns an unsupported value: {problem} while "
+                         f"evaluating the following code generated from the static "
+                         f"expression:\n{ast.unparse(node.args[0])}", self.fn, node)
+        if type(value) in (bool, int, float, str):
             return self.visit_Constant(ast.copy_location(ast.Constant(value), node))
         name = f"__sim_static_{len(self.helpers)}"
         self.helpers[name] = value
@@ -698,7 +842,9 @@ class _KernelRewriter(ast.NodeTransformer):
             ast.copy_location(loop, node)
             ast.fix_missing_locations(loop)
             return self.generic_visit(loop)
-        return self.generic_visit(node)
+        node = self.generic_visit(node)
+        node.test = self._truth(node.test)
+        return node
 
     def _reversed_range(self, node, range_call):
         """``for i in reversed(range(a, b, s))``: ``range(a + (n - 1) * s, a - s, -s)`` with
@@ -736,6 +882,13 @@ class _KernelRewriter(ast.NodeTransformer):
                                                ctx=ast.Load()), node)
 
     # -- statements
+    def visit_Assert(self, node):
+        """Warp compiles a kernel's ``assert`` only in debug mode: a release body drops it. (A
+        @sim.func is compiled once for both modes: its asserts stay checked.)"""
+        if self.is_kernel and not self.debug:
+            return ast.copy_location(ast.Pass(), node)
+        return self.generic_visit(node)
+
     def visit_Expr(self, node):
         call = node.value
         if isinstance(call, ast.Call) and not call.keywords:
@@ -759,10 +912,37 @@ class _KernelRewriter(ast.NodeTransformer):
     def visit_Return(self, node):
         if self.is_kernel and self.depth == 1 and node.value is not None:  # `return None` too
             raise _error(KERNEL_RETURN_ERROR, self.fn, node)
+        local_array = self._local_array(node.value)
         node = self.generic_visit(node)
         if node.value is not None:
             node.value = self._int32_literal(node.value)
+            if not self.is_kernel:
+                node.value = self._checked_return(node.value, local_array)
         return node
+
+    def _local_array(self, value):
+        """Whether a returned expression is an array the func makes (``sim.zeros(...)``, or a
+        local assigned one): Warp's fixed-size arrays, kept on the function's stack."""
+        if isinstance(value, ast.Name):
+            return value.id in self.local_arrays
+        return isinstance(value, ast.Call) and self.resolver.resolve(value.func) is zeros
+
+    def _checked_return(self, value, local_array):
+        """*value* through the func's return-annotation check (return_checks.py)."""
+        if self.return_annotation is _MISSING:
+            annotation = _return_annotation(self.fn)
+            self.return_annotation = annotation if return_checks.checked(annotation) \
+                and not references.reference_parameters(self.fn) else None
+        if self.return_annotation is None:
+            return value
+        checker = return_checks.return_checker(self.fn.__name__, self.return_annotation,
+                                               local_array)
+        if checker is None:
+            return value
+        name = f"__sim_return_check_{int(local_array)}"
+        self.helpers[name] = checker
+        return ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[value],
+                                          keywords=[]), value)
 
     def _track_constants(self, node):
         """Remember ``name = literal`` assignments for sim.static; forget reassigned names."""
@@ -817,6 +997,10 @@ class _KernelRewriter(ast.NodeTransformer):
         self._track_function_locals(node)
         if self.depth == 1:
             self._track_constants(node)
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    (self.local_arrays.add if self._local_array(node.value)
+                     else self.local_arrays.discard)(target.id)
         if self.is_kernel and self._is_call_to(node.value, tid):
             target = node.targets[0]
             unpacks = isinstance(target, (ast.Tuple, ast.List)) and len(node.targets) == 1
@@ -841,7 +1025,11 @@ class _KernelRewriter(ast.NodeTransformer):
         so that the component-assignment rewrite may evaluate the chain more than once."""
         if isinstance(target, ast.Subscript):
             target.value = self._prepare_target(target.value, node, statements)
-            target.slice = self._hoist(self.visit(target.slice), node, statements)
+            key = _constant_slice_key(target.slice)
+            if key is not None:  # v[1:] = ...: stored by a function with the key baked in
+                target.sim_slice_key = key
+            else:
+                target.slice = self._hoist(self.visit(target.slice), node, statements)
         elif isinstance(target, ast.Attribute):
             target.value = self._prepare_target(target.value, node, statements)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -871,7 +1059,10 @@ class _KernelRewriter(ast.NodeTransformer):
                 statements.extend(self._assign(element, item, node))
             return statements
         if isinstance(target, ast.Subscript):
-            new = _ops("store_item", node, _load(target.value), _load(target.slice), value)
+            if hasattr(target, "sim_slice_key"):
+                new = self._slice_store(target, value, node)
+            else:
+                new = _ops("store_item", node, _load(target.value), _load(target.slice), value)
             return self._assign_container(target.value, new, node)
         if isinstance(target, ast.Attribute):
             new = _ops("store_attr", node, _load(target.value), ast.Constant(target.attr), value)
@@ -909,8 +1100,20 @@ class _KernelRewriter(ast.NodeTransformer):
                 [checked[1]]
         return statements + self._augmented(target, op_name, value, node)
 
+    def _slice_store(self, target, value, node):
+        """``target.value`` with the constant slice ``target.sim_slice_key`` set to *value*."""
+        storer = slice_storer(target.sim_slice_key)
+        self.helpers["__sim_" + storer.__name__] = storer
+        return ast.copy_location(ast.Call(
+            func=ast.Name(id="__sim_" + storer.__name__, ctx=ast.Load()),
+            args=[_load(target.value), value], keywords=[]), node)
+
     def _augmented(self, target, op_name, value, node):
         statements = []
+        if isinstance(target, ast.Subscript) and hasattr(target, "sim_slice_key"):
+            combined = _ops(op_name.value, node, _load(target), value)  # v[1:] op value
+            return self._assign_container(target.value,
+                                          self._slice_store(target, combined, node), node)
         if isinstance(target, ast.Subscript):
             outer, key = target.value, _load(target.slice)
             if isinstance(outer, ast.Subscript):  # container[index][key] op= value
@@ -929,6 +1132,44 @@ class _KernelRewriter(ast.NodeTransformer):
             return statements + self._assign_container(outer, new, node)
         raise _error("unsupported augmented assignment target in the kernel language",
                      self.fn, node)
+
+
+def _calls_len(expression):
+    """Whether *expression* calls ``len``: Warp evaluates ``len(local)`` in ``wp.static``
+    from the local's type."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len"
+               for n in ast.walk(expression))
+
+
+_ARRAY_IN_KERNEL = "a Warp array cannot be created inside Warp kernels"
+
+
+def _unsupported_static_value(value, owner=None, path=()):
+    """Why a ``sim.static`` value cannot be a kernel's constant (Warp's rule:
+    ``Adjoint.verify_static_return_value``), or None: no value, an array, a struct holding
+    an array, or an instance of a plain Python class."""
+    if isinstance(value, Struct):
+        for field in type(value)._fields:
+            problem = _unsupported_static_value(getattr(value, field.name), owner or value,
+                                                path + (field.name,))
+            if problem is not None:
+                return problem
+        return None
+    if value is None or device_of(value) is not None:
+        problem = "None is returned" if value is None else _ARRAY_IN_KERNEL
+    elif isinstance(value, (type, types.ModuleType, tuple, list, dict, str, bytes, enum.Enum,
+                            Value, np.generic, int, float, complex)) or callable(value):
+        return None
+    elif type(value).__module__.split(".")[0] in ("numba_sim", "numba", "numpy", "builtins"):
+        return None
+    else:
+        problem = f"value of type {type(value)} cannot be constructed inside Warp kernels"
+    if owner is not None:
+        cls = type(owner)
+        return (f"the returned Warp struct contains a data type that cannot be constructed "
+                f"inside Warp kernels: {problem} at {cls.__module__}.{cls.__qualname__}."
+                f"{'.'.join(path[:-1])}")
+    return problem
 
 
 def _local_names(definition):

@@ -12,7 +12,8 @@ repeats the launch with the same arguments, skipping the binding; Warp's ``Launc
 (``sim.Launch(kernel, device)``, ``set_dim``, ``set_param_at_index`` ...) is the same object.
 
 Warp's names map onto these: ``ScopedCapture`` (``.graph``), ``capture_begin``,
-``capture_end`` and ``capture_launch``.
+``capture_end`` and ``capture_launch``; Warp's ``capture_if`` / ``capture_while`` run their
+branches now, or, inside a CPU capture, record them and choose at each replay.
 """
 
 import contextlib
@@ -316,6 +317,102 @@ def capture_end(device=None, stream=None):
         raise RuntimeError(f"capture_end: no capture on {device} was begun on this thread")
     scoped.__exit__(None, None, None)
     return scoped.graph
+
+
+# --------------------------------------------------------------------------
+# Warp's conditional execution: capture_if / capture_while
+
+
+def _check_condition(condition):
+    if arrays.device_of(condition) is None or getattr(condition, "dtype", None) != "int32" \
+            or condition.size < 1:
+        raise TypeError(f"condition: Condition must be a Warp array of int32 with a single "
+                        f"element (a NumPy / CuPy int32 array), got {condition!r}"[:300])
+
+
+def _condition_is_true(condition):
+    """The first element of *condition*, read on the host (a copy from the GPU)."""
+    return int(arrays.to_numpy(condition.reshape(-1)[:1])[0]) != 0
+
+
+def _in_cuda_capture(condition):
+    if arrays.device_of(condition) != "cuda":
+        return False
+    return arrays.cupy_module().cuda.get_current_stream().is_capturing()
+
+
+def _run(body, kwargs):
+    if isinstance(body, (CpuGraph, cuda_runtime.Graph)):
+        body.launch()
+    elif body is not None:
+        body(**kwargs)
+
+
+def _recorded(body, kwargs):
+    """*body* (a callback or a CPU graph) as a CPU graph: a callback's launches and host work,
+    recorded (not run) into a graph of its own, as a capture records them."""
+    if body is None or isinstance(body, CpuGraph):
+        return body
+    if isinstance(body, cuda_runtime.Graph):
+        raise TypeError("a CUDA graph cannot be a branch of a CPU capture")
+    outer, branch = _recording.graph, CpuGraph()
+    _recording.graph = branch
+    try:
+        body(**kwargs)
+    finally:
+        _recording.graph = outer
+        branch._closed = True
+    return branch
+
+
+def _conditional(name, condition, kwargs, run_now, record):
+    _check_condition(condition)
+    if _in_cuda_capture(condition):
+        raise NotImplementedError(f"{name} inside a CUDA graph capture: numba_sim's CUDA "
+                                  f"graphs have no conditional nodes; call it outside the "
+                                  f"capture, or capture on the CPU")
+    graph = cpu_graph_recording() if arrays.device_of(condition) == "cpu" else None
+    if graph is None:
+        run_now()
+    else:
+        graph.record_host(record())
+
+
+def capture_if(condition, on_true=None, on_false=None, stream=None, **kwargs):
+    """Warp's ``wp.capture_if``: run *on_true* or *on_false* (a callback, given *kwargs*, or
+    a graph) as ``condition[0]`` (an int32 array) is nonzero or not.  Inside a CPU capture
+    the branches are recorded and each replay chooses by the condition's value then."""
+    if on_true is None and on_false is None:
+        return
+
+    def record():
+        branches = _recorded(on_true, kwargs), _recorded(on_false, kwargs)
+
+        def step():
+            _run(branches[0] if _condition_is_true(condition) else branches[1], {})
+        return step
+
+    _conditional("capture_if", condition, kwargs, lambda: _run(
+        on_true if _condition_is_true(condition) else on_false, kwargs), record)
+
+
+def capture_while(condition, while_body, stream=None, **kwargs):
+    """Warp's ``wp.capture_while``: run *while_body* (a callback, given *kwargs*, or a graph)
+    while ``condition[0]`` (an int32 array the body updates) is nonzero.  Inside a CPU capture
+    the body is recorded and each replay loops on the condition's value then."""
+    def run_now():
+        while _condition_is_true(condition):
+            _run(while_body, kwargs)
+
+    def record():
+        body = _recorded(while_body, kwargs)
+
+        def step():
+            while _condition_is_true(condition):
+                _run(body, {})
+        return step
+
+    _conditional("capture_while", condition, kwargs, run_now, record)
 
 
 def capture_launch(graph, stream=None):

@@ -41,6 +41,9 @@ CUDA_BLOCK_SIZE = 256
 # --------------------------------------------------------------------------
 # Generated launcher source
 
+_MAX_INLINED_ARGUMENTS = 30
+"""CPython's STACK_USE_GUIDELINE: a call with more arguments is compiled as ``f(*args)``."""
+
 
 def _launcher_name(kernel, serial):
     """The launcher function's name: a serial CPU launcher's (the calling thread runs every
@@ -128,7 +131,10 @@ class CpuLauncher:
     @property
     def body(self):
         if self._body is None:
-            self._body = numba.njit(inline="always")(self.kernel.body_for(self.mode))
+            # CPython passes a call of more than 30 arguments as *args, which Numba cannot
+            # inline: the body of a kernel with that many parameters is called, not inlined
+            inline = "always" if len(self.kernel.parameters) + 1 <= _MAX_INLINED_ARGUMENTS else "never"
+            self._body = numba.njit(inline=inline)(self.kernel.body_for(self.mode))
         return self._body
 
     @property

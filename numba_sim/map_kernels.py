@@ -35,6 +35,7 @@ from numba.core.typing.typeof import typeof
 from numba.np import numpy_support
 
 from numba_sim import arrays
+from numba_sim.annotations import function_annotations
 from numba_sim.kernel import Func, func, kernel
 from numba_sim.launcher import launch
 from numba_sim.structs import Struct
@@ -62,7 +63,7 @@ def _annotations(fn):
     if not isinstance(fn, Func):
         return None
     source = getattr(fn.py_func, "__wrapped_kernel_source__", fn.py_func)
-    given = inspect.get_annotations(source, eval_str=True)
+    given = function_annotations(source)
     return [given.get(name) for name in inspect.signature(source).parameters]
 
 

@@ -29,7 +29,7 @@ from numba.core.typing.typeof import typeof
 from numba.np import numpy_support
 
 from numba_sim import scalar_rule
-from numba_sim.types import type_repr
+from numba_sim.types import KIND_VEC, type_repr
 from numba_sim.typing.value_types import ValueType
 
 
@@ -190,6 +190,23 @@ def type_names(argtypes):
 
 def fail(name, argtypes, reason):
     raise TypingError(f"{name}({type_names(argtypes)}): {reason}")
+
+
+def _described(kind, shape):
+    return f"vector of length {shape[0]}" if kind == KIND_VEC else f"matrix of shape {shape}"
+
+
+def copy_shape_message(kind, shape, given):
+    """Warp's sentence for a vector / matrix (*kind* KIND_VEC / KIND_MAT) of *shape* built from one
+    of shape *given* (Warp names the shape asked for first)."""
+    return (f"incompatible {_described(kind, shape)} given when copy constructing a "
+            f"{_described(kind, given)}")
+
+
+def value_count_message(kind, shape, count):
+    """Warp's sentence for *count* values given to a vector / matrix of *shape*."""
+    return (f"incompatible number of values given ({count}) when constructing a "
+            f"{_described(kind, shape)}")
 
 
 def scalar_for(value_type, scalar, name, argtypes):

@@ -23,7 +23,8 @@ from numba_sim import algebra, registry
 from numba_sim.lowering import operations as operations_lowering
 from numba_sim.kernel_ops import SCALAR_FORMULAS
 from numba_sim.operations import (
-    PARAMS_ATTRIBUTE, Variant, define, fail, is_scalar, is_value, scalar_for,
+    PARAMS_ATTRIBUTE, Variant, copy_shape_message, define, fail, is_scalar, is_value, scalar_for,
+    value_count_message,
 )
 from numba_sim.types import CLASSES, KIND_MAT, KIND_QUAT, KIND_TRANSFORM, KIND_VEC, on_new_spec
 from numba_sim.typing import operations as operations_typing
@@ -279,6 +280,18 @@ for _name, _symbol in (("and_", "&"), ("or_", "|"), ("xor", "^"), ("lshift", "<<
                                                 _VV), name=_symbol)
 
 
+def _mod_typer(a, b):
+    """``a % b`` of two vectors: componentwise (Warp's ``mod(vector, vector)``)."""
+    if not (is_value(a, KIND_VEC) and is_value(b, KIND_VEC)):
+        return None
+    if a != b:
+        fail("%", (a, b), "'%' takes two vectors of one type (Warp's rule)")
+    return signature(a, a, b)
+
+
+define(operator.mod, *_variant(_mod_typer, _componentwise("mod"), _VV), name="%")
+
+
 def _invert_typer(*args):
     if len(args) == 1 and _integer_values(args[0]):
         return signature(args[0], args[0])
@@ -343,6 +356,14 @@ def _constructor_typer(value_type):
                              "matrix_from_rows(...) or matrix_from_cols(...)")
         if any(not (is_scalar(a) or is_value(a)) for a in args):
             return None
+        if spec.kind in (KIND_VEC, KIND_MAT):  # Warp's sentences
+            if len(args) == 1 and is_value(args[0], spec.kind):
+                fail(name, args, copy_shape_message(spec.kind, spec.shape, args[0].shape))
+            if all(is_scalar(a) for a in args):
+                fail(name, args, value_count_message(spec.kind, spec.shape, len(args)))
+        if spec.kind == KIND_TRANSFORM and all(is_scalar(a) for a in args):  # Warp's sentence
+            fail(name, args, f"incompatible number of values given ({len(args)}) when "
+                             f"constructing a transform; expected 0, 1, or 7")
         fail(name, args, _flat_arity_message(spec))
 
     return typer

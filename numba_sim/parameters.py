@@ -103,10 +103,23 @@ class Parameter:
         if self.value_class is not None:
             if type(value) is self.value_class:
                 return value, None
+            warp_name = self.value_class.spec.warp_name
+            if value is None:  # Warp's words
+                self._fail(kernel, f"a {self.value_class.__name__} (or its components)", value,
+                           ValueError, f": Failed to convert argument for param {self.name} to "
+                                       f"{warp_name}")
+            if np.ndim(value) == 0 and not isinstance(value, Value):  # no fill: Warp's rule
+                self._fail(kernel, f"a {self.value_class.__name__} (or its components)", value,
+                           fix=f": argument {self.name!r} expects {warp_name} but got a single "
+                               f"value")
             try:
                 return self.value_class(*np.asarray(value).reshape(-1).tolist()), None
             except (TypeError, ValueError):
                 self._fail(kernel, f"a {self.value_class.__name__} (or its components)", value)
+        if value is None and _is_struct_class(self.annotation):
+            self._fail(kernel, f"a {self.annotation.__name__}", value,
+                       fix=f": argument {self.name!r} expects {self.annotation.__name__} but "
+                           f"got None")
         return value, _device_of_argument(value)
 
     def _bind_generic_array(self, kernel, value):
@@ -166,6 +179,13 @@ class Parameter:
         if self.view_dtype is not None and not arrays.c_contiguous(value):
             fail(ValueError, " (C-contiguous)")
         return device
+
+
+def _is_struct_class(annotation):
+    """A @sim.struct class."""
+    from numba_sim.structs import Struct  # import cycle: structs.py imports this module
+
+    return isinstance(annotation, type) and issubclass(annotation, Struct)
 
 
 def _device_of_argument(value):

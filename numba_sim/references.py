@@ -36,6 +36,7 @@ import weakref
 from dataclasses import dataclass
 
 from numba_sim.arrays import dtype_name
+from numba_sim.annotations import function_annotations
 
 
 class Reference:
@@ -90,7 +91,7 @@ dispatcher holds the rewritten function, whose ``__wrapped_kernel_source__`` is 
 
 def reference_parameters(fn):
     """The names of *fn*'s parameters annotated ``sim.ref[T]``, in order."""
-    annotations = inspect.get_annotations(fn, eval_str=True)
+    annotations = function_annotations(fn)
     return tuple(name for name, annotation in annotations.items()
                  if name != "return" and isinstance(annotation, Reference))
 
@@ -123,7 +124,7 @@ def _own_nodes(definition):
 
 
 def _parameter_annotations(fn):
-    annotations = inspect.get_annotations(fn, eval_str=True)
+    annotations = function_annotations(fn)
     return tuple(annotations.get(name) for name in inspect.signature(fn).parameters)
 
 

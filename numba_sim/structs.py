@@ -50,7 +50,11 @@ class Field:
                             f"({value!r}); give all its components")
         try:
             if self.kind == FIELD_SCALAR:
-                if isinstance(value, (builtins.bool, np.bool_)) != (self.scalar_type is np.bool_):
+                if self.scalar_type is np.bool_:  # a bool, or an int as a C bool (Warp's)
+                    if not isinstance(value, (builtins.bool, np.bool_, builtins.int, np.integer)):
+                        raise TypeError
+                    return np.bool_(value)
+                if isinstance(value, (builtins.bool, np.bool_)):
                     raise TypeError
                 return self.scalar_type(value)
             if self.kind == FIELD_VALUE:

@@ -384,6 +384,40 @@ def _getattr(value, name):
     return CLASSES[result_spec]._from_components(flat[start:stop])
 
 
+TYPE_KEYWORDS = {KIND_VEC: ("length", "dtype"), KIND_MAT: ("shape", "dtype")}
+"""The keywords of Warp's vector() / matrix() that a typed constructor (``mat32d(m,
+shape=(3, 2))``) also takes, as Warp does, when they say what the type already says."""
+
+
+def drop_type_keywords(spec, name, kwargs):
+    """*kwargs* without the keywords of :data:`TYPE_KEYWORDS` (checked against *spec*, the
+    type called as *name*); a TypeError for one that says something else (Warp's sentence)."""
+    allowed = TYPE_KEYWORDS.get(spec.kind, ("dtype",))
+    rest = {}
+    for key, value in kwargs.items():
+        if key not in allowed:
+            rest[key] = value
+            continue
+        if key == "dtype":
+            try:
+                same = scalar_dtype(value) == spec.dtype
+            except TypeError:
+                same = False
+            expected = spec.dtype.name
+        else:
+            expected = spec.shape[0] if key == "length" else spec.shape
+            try:
+                same = (tuple(int(x) for x in value) if key == "shape" else int(value)) \
+                    == expected
+            except (TypeError, ValueError):
+                same = False
+        if not same:
+            raise TypeError(f"{name}(..., {key}={value!r}): a {name} has {key} {expected}; "
+                            f"Remove the extraneous `{key}` parameter when calling the "
+                            f"templated version of `{name}()`")
+    return rest
+
+
 def _scalar_repr(dtype, x):
     """A component as Warp prints it: int32, float32 and bool bare, others named
     (``float64(1.0)``)."""
@@ -403,6 +437,7 @@ class Value:
     __hash__ = None
 
     def __new__(cls, *args, **kwargs):
+        kwargs = drop_type_keywords(cls.spec, cls.__name__, kwargs)
         if kwargs:  # Warp's transform(p=..., q=...)
             if cls.spec.kind != KIND_TRANSFORM or args or not set(kwargs) <= {"p", "q"}:
                 raise TypeError(f"{cls.__name__}() takes no keyword arguments except a "

@@ -186,3 +186,21 @@ def test_one_numba_thread_runs_every_launch_on_the_serial_launcher(tmp_path):
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                             env=dict(os.environ, NUMBA_NUM_THREADS="1"), timeout=300)
     assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_a_kernel_of_more_than_thirty_parameters_launches_on_both_launchers(tmp_path, monkeypatch):
+    """CPython passes a call of more than 30 arguments as *args, which Numba cannot inline:
+    the launcher calls such a kernel's body instead of inlining it."""
+    count = 32
+    parameters = ", ".join(f"a{k}: sim.array(dtype=float)" for k in range(count))
+    sums = " + ".join(f"a{k}[i]" for k in range(1, count))
+    (tmp_path / "many_parameters.py").write_text(
+        f"import numba_sim as sim\n\n@sim.kernel\ndef many({parameters}):\n"
+        f"    i = sim.tid()\n    a0[i] = {sums}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from many_parameters import many
+
+    for n in (10, N):  # the serial and the parallel launcher
+        arrays = [np.zeros(n, np.float32)] + [np.full(n, k, np.float32) for k in range(1, count)]
+        sim.launch(many, dim=n, inputs=arrays)
+        np.testing.assert_array_equal(arrays[0], np.full(n, sum(range(1, count)), np.float32))

@@ -24,8 +24,10 @@ def scale_points(points: sim.array(dtype=sim.vec3), grid: sim.array2d(dtype=floa
 
 
 def test_constant_returns_its_argument():
-    value = [1, 2]
+    value = sim.vec3(1.0, 2.0, 3.0)
     assert sim.constant(value) is value
+    with pytest.raises(TypeError, match=r"Invalid constant type: <class 'list'>$"):
+        sim.constant([1, 2])  # Warp's rule: values only
     assert sim.constant(3.5) == 3.5 and SCALE == 2.5
 
 

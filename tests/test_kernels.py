@@ -268,7 +268,7 @@ def test_host_helpers_have_trailing_storage_dims():
     copy = sim.from_numpy([[1, 2, 3]], dtype=sim.vec3)
     assert copy.dtype == np.float32 and copy.shape == (1, 3)
     assert sim.to_numpy(copy) is copy
-    with pytest.raises(ValueError, match="trailing dims"):
+    with pytest.raises(ValueError, match="not a multiple of 3, the storage of vec3"):
         sim.from_numpy(np.zeros((2, 4)), dtype=sim.vec3)
     with pytest.raises(ValueError, match="device"):
         sim.zeros(3, device="gpu")

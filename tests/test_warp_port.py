@@ -51,6 +51,11 @@ def helper(device):
     x.assign(x.to("cpu").numpy())
     np.linalg.norm(x.numpy()[0]).numpy
     return wp.examples.get_asset_directory(), wp._src.context, msg
+
+
+def renamed():
+    import warp as uncommon_name
+    return uncommon_name.abs(-1.0)
 '''
 
 
@@ -73,6 +78,8 @@ def test_rewrites_apply_to_code_in_order_and_are_counted():
     assert "wpc.warp_module('_src').context" in text
     assert "wp." not in text.replace('"wp.vec3 stays"', "").replace("and wp.bar", "")
     assert counts["method_numpy"] == 2 and counts["method_to"] == 1
+    assert "    import numba_sim as uncommon_name\n" in text                # another alias
+    assert "uncommon_name.abs(-1.0)" in text and counts["import_warp_as_other"] == 1
     assert counts["warp_submodule_imports"] == 2 and counts["host_names"] == 1
 
 

@@ -190,6 +190,9 @@ REWRITES = (
      "import warp as wp -> import numba_sim as sim (+ the compat module as wpc)"),
     ("import_warp", r"^([ \t]*)import warp$", r"\1import numba_sim as sim",
      "import warp -> import numba_sim as sim"),
+    ("import_warp_as_other", r"^([ \t]*)import warp as (?!wp\b)(\w+)[ \t]*$",
+     r"\1import numba_sim as \2",
+     "import warp as <other name> -> import numba_sim as <that name> (its uses keep the name)"),
     ("out_of_scope_types", r"\b(?:wp|warp)\.(?:types\.)?(" + "|".join(OUT_OF_SCOPE_TYPES) + r")\b",
      r"wpc.out_of_scope_type('\1')",
      "wp.float16, wp.bfloat16, wp.vec3h, ... -> a compat placeholder (out of scope: fp16, "
@@ -1100,6 +1103,10 @@ def _cause(message, text):
     """One line naming a failure's cause: the exception and its first line."""
     lines = [ln for ln in text.splitlines() if re.match(r"^E\s+\w", ln)]
     first = lines[0][1:].strip() if lines else message.strip().splitlines()[0] if message.strip() else "?"
+    if re.match(r"[\w.]*KernelTypingError: File ", first):  # the message is its last line
+        said = next((ln[1:].strip() for ln in lines[1:] if ln[1:].strip().startswith("kernel ")), None)
+        if said:
+            first = f"{first.split(':')[0]}: {said}"
     if "TypingError" in first or "LoweringError" in first:  # Numba's first line says little
         detail = next((ln[1:].strip() for ln in lines[1:] if re.search(
             r"Untyped global name|Unknown attribute|No implementation of function|Invalid use|"

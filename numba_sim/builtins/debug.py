@@ -108,8 +108,20 @@ def _line(items):
 _C_CONVERSION = re.compile(r"%([-+ #0]*\d*(?:\.\d+)?)(?:hh|h|ll|l|z|j|t|L)?([diouxXeEfgGcs%])")
 
 
+PRINTF_MAX_ARGS = 32
+"""The most values one printf takes after its format (Warp's limit)."""
+
+
+def _check_printf_count(count, error=TypingError):
+    if count > PRINTF_MAX_ARGS:
+        raise error(f"printf(fmt, *args) with {count} values: the maximum number of "
+                          f"variadic arguments that can be passed to `printf` is "
+                          f"{PRINTF_MAX_ARGS}")
+
+
 def _python_printf(fmt, *args):
     """C's printf, in Python: length modifiers dropped, ``%u`` as ``%d``."""
+    _check_printf_count(len(args), TypeError)
     def python_conversion(match):
         flags, conversion = match.group(1), match.group(2)
         if conversion == "%":
@@ -198,8 +210,8 @@ def _expect_typer(kind):
         a, b = (types.unliteral(t) for t in values[:2])
         if is_value(a) or is_value(b):
             if a != b:
-                raise TypingError(f"{usage}: a and b must be of one type (Warp's rule), got {a} "
-                                  f"and {b}")
+                raise TypingError(f"{usage} with {a} and {b}: Can't test equality for objects "
+                                  f"with different types")
             common = a
         elif is_scalar(a) and is_scalar(b) or (kind != "near" and a == b == types.boolean):
             common = a if a == b else common_scalar(name, (a, b), floats_only=False)
@@ -233,6 +245,7 @@ def _printf_typer(*args):
     if not args or not isinstance(args[0], types.StringLiteral):
         raise TypingError(f"printf(fmt, *args): fmt must be a string literal, got "
                           f"{args[0] if args else 'nothing'}")
+    _check_printf_count(len(args) - 1)
     rest = []
     for argtype in args[1:]:
         if isinstance(argtype, types.StringLiteral):

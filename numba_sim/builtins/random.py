@@ -466,6 +466,13 @@ sample_cdf = intrinsic_builtin(
     typer=_sample_cdf_typer, python=_sample_cdf_python, lower=compiled(_sample_cdf),
 )
 
+STATE_TAKERS = (randi, randu, randf, randn, poisson, sample_cdf, sample_triangle,
+                sample_unit_ring, sample_unit_disk, sample_unit_sphere_surface,
+                sample_unit_sphere, sample_unit_hemisphere_surface, sample_unit_hemisphere,
+                sample_unit_square, sample_unit_cube)
+"""The builtins whose first parameter is a random state (the kernel rewrite gives them a
+copy of a state loaded from an array: kernel_language.py)."""
+
 __all__ = [
     "sample_cdf", "poisson",
     "rand_init", "randi", "randu", "randf", "randn", "sample_triangle", "sample_unit_ring",

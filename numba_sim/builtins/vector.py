@@ -14,7 +14,9 @@ from numba_sim.builtins.forms import (
     MATRIX, QUAT, VEC3, VECTOR, Form, builtin, common_scalar, dtype_argument, keyword_builtin,
     missing_type, same_type, scalar_result,
 )
-from numba_sim.operations import fail, is_scalar, is_value
+from numba_sim.operations import (
+    copy_shape_message, fail, is_scalar, is_value, value_count_message,
+)
 from numba_sim.types import KIND_VEC
 from numba_sim.typing.value_types import value_type_of
 
@@ -108,8 +110,7 @@ def values_signature(name, kind, args, shape, dtype, result_name):
     *shape* / *dtype*: from the keywords, or None to take them from the arguments."""
     if len(args) == 1 and is_value(args[0], kind):
         if shape is not None and args[0].shape != shape:
-            fail(name, shown(args), f"a {result_name} of shape {shape} cannot be built from a "
-                                    f"{args[0]}")
+            fail(name, shown(args), copy_shape_message(kind, shape, args[0].shape))
         shape, dtype = args[0].shape, dtype or args[0].dtype
     elif args and all(isinstance(a, types.Boolean) for a in args):  # Warp's vectors of bool
         dtype = dtype or types.boolean
@@ -118,17 +119,24 @@ def values_signature(name, kind, args, shape, dtype, result_name):
                                 f"convert), not "
                                 f"{', '.join(str(a) for a in shown(args) if not is_scalar(a))}")
     elif args:  # integer constants are int32 (Warp's rule)
-        dtype = dtype or common_scalar(name, [types.int32 if isinstance(a, types.IntegerLiteral)
-                                              else types.unliteral(a) for a in args], False)
+        scalars = [types.int32 if isinstance(a, types.IntegerLiteral) else types.unliteral(a)
+                   for a in args]
+        if dtype is None and len(set(scalars)) > 1:  # Warp's rule and words
+            fail(name, shown(args), f"all values given when constructing a {result_name} must "
+                                    f"have the same type")
+        dtype = dtype or common_scalar(name, scalars, False)
     else:
         dtype = dtype or types.float32
-    if shape is None:
-        fail(name, shown(args), f"{name}() needs its size as a keyword here ("
-                                f"{'length=n' if kind == KIND_VEC else 'shape=(rows, cols)'})")
+    if shape is None:  # Warp's sentences
+        keyword, what = ("`length`", "vector") if kind == KIND_VEC else ("`shape`", "matrix")
+        how = ("zero-initializing a" if not args else "filling a" if len(args) == 1
+               else "initializing a")
+        fail(name, shown(args), f"the {keyword} argument must be specified when {how} {what}"
+                                f"{' with a value' if len(args) == 1 else ''}"
+                                f"{' by value' if len(args) > 1 else ''}")
     size = shape[0] if kind == KIND_VEC else shape[0] * shape[1]
     if len(args) not in (0, 1, size):
-        fail(name, shown(args), f"a {result_name} of shape {shape} takes 0, 1 or {size} "
-                                f"values, not {len(args)}")
+        fail(name, shown(args), value_count_message(kind, shape, len(args)))
     result = value_type_of(kind, dtype, shape)
     if result is None:
         fail(name, shown(args), missing_type(kind, dtype, shape))

@@ -15,7 +15,7 @@ from numba.np import numpy_support
 from numba_sim.registry import lowering_registry
 from numba_sim.arrays import array, shape_dim, view, zeros
 from numba_sim.native import is_cuda_context
-from numba_sim.typing.arrays import constant_shape
+from numba_sim.typing.arrays import constant_shape, dtype_class_type
 from numba_sim.typing.value_types import ValueType
 
 _intp = ir.IntType(64)
@@ -171,3 +171,12 @@ def lower_local_zeros(context, builder, sig, args):
 
     storage = context.compile_internal(builder, allocate, signature(storage_type), [])
     return reinterpret(context, builder, storage_type, result_type, storage)
+
+
+@lowering_registry.lower(types.DType, types.DType, types.VarArg(types.Any))
+def call_dtype(context, builder, sig, args):
+    """``a.dtype(x)``: the call of the element type's class (typing/arrays.py)."""
+    class_type = dtype_class_type(context.typing_context, sig.args[0].dtype)
+    inner = signature(sig.return_type, *sig.args[1:])
+    class_type.get_call_type(context.typing_context, inner.args, {})  # registers the template
+    return context.get_function(class_type, inner)(builder, args[1:])

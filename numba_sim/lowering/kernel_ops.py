@@ -20,8 +20,10 @@ from numba_sim.lowering.value_access import flat_index, index_value
 from numba_sim.registry import lowering_registry, typing_registry
 from numba_sim.types import KIND_MAT, attribute_slice
 from numba_sim.typing.kernel_ops import (
-    FloatLiteral, component_type, slice_unpack_template, static_length, unpack_indices, user_operator,
+    FloatLiteral, component_type, slice_store_template, slice_text, slice_unpack_template,
+    static_length, unpack_indices, user_operator,
 )
+from numba_sim.typing.value_access import slice_positions
 from numba_sim.typing.structs import StructType
 from numba_sim.typing.value_types import ValueType
 
@@ -396,6 +398,40 @@ def slice_unpacker(start, stop, step):
         registry.install()
         _SLICE_UNPACKERS[key] = unpacker
     return _SLICE_UNPACKERS[key]
+
+
+_SLICE_STORERS = {}
+
+
+def slice_storer(key):
+    """The function the rewrite calls for ``x[key] = value`` where *key* is a constant index
+    with a slice in it (``v[1:]``, ``m[:, 2]``, ``m[1:, :2]``: ints and slices of int or None
+    bounds): ``storer(x, value)`` is *x* with the selected components replaced by *value*'s,
+    the key baked in (constants through Numba's typing), declared on both targets once."""
+    if repr(key) not in _SLICE_STORERS:  # (slices are not hashable before Python 3.12)
+        def storer(container, value):
+            return kernel_ops.store_item(container, key, value)
+
+        storer.__name__ = storer.__qualname__ = f"store_slice{len(_SLICE_STORERS)}"
+        namespace = {}
+        exec(f"def array_store(a, v):\n    a[{slice_text(key)}] = v\n    return a",  # noqa: S102
+             namespace)
+        array_store = namespace["array_store"]
+        typing_registry.register_global(storer, types.Function(slice_store_template(storer,
+                                                                                   key)))
+
+        @lower(storer, types.Any, types.Any)
+        def lower_storer(context, builder, sig, args):
+            container_type, value_type = sig.args
+            if not isinstance(container_type, ValueType):  # an array
+                return context.compile_internal(builder, array_store, sig, args)
+            positions = slice_positions(container_type, key).reshape(-1)
+            return _write_slots(builder, args[0], [int(p) for p in positions],
+                                _split(builder, value_type, args[1]))
+
+        registry.install()
+        _SLICE_STORERS[repr(key)] = storer
+    return _SLICE_STORERS[repr(key)]
 
 
 # --------------------------------------------------------------------------

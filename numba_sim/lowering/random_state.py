@@ -12,7 +12,7 @@ from numba.core.typing import signature
 
 from numba_sim.registry import lowering_registry
 from numba_sim.typing.random_state import (
-    RandomState, RandomStateType, advance, new_slot, new_state, pcg_hash,
+    RandomState, RandomStateType, advance, new_slot, new_state, pcg_hash, state_of,
 )
 
 _u32 = ir.IntType(32)
@@ -29,6 +29,16 @@ def lower_advance(context, builder, sig, args):
 
 @lowering_registry.lower(new_state, types.uint32)
 def lower_new_state(context, builder, sig, args):
+    return new_slot(builder, args[0])
+
+
+@lowering_registry.lower(state_of, RandomStateType)
+def lower_state_of_state(context, builder, sig, args):
+    return args[0]
+
+
+@lowering_registry.lower(state_of, types.uint32)
+def lower_state_of_integer(context, builder, sig, args):
     return new_slot(builder, args[0])
 
 

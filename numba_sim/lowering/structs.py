@@ -82,6 +82,25 @@ def store_struct(context, builder, sig, args):
     return setitem_array(context, builder, sig, (array, index, value))
 
 
+@lowering_registry.lower_constant(StructType)
+def constant_struct(context, builder, struct_type, pyval):
+    """A struct instance captured as a constant (``sim.static(make_params())``, a global): its
+    fields' values, fixed when the kernel compiles, as Warp's.  An array field must be unset
+    (a null array): an array is no constant (Warp: it cannot be created inside kernels)."""
+    proxy = cgutils.create_struct_proxy(struct_type)(context, builder)
+    for name, field_type in struct_type.fields:
+        value = getattr(pyval, name)
+        if isinstance(field_type, types.Array):
+            if value is not None:
+                raise TypeError(f"{struct_type}: a struct constant cannot hold an array (field "
+                                f"{name!r}); pass the struct as a kernel argument instead")
+            field = context.get_constant_null(field_type)
+        else:
+            field = context.get_constant_generic(builder, field_type, value)
+        setattr(proxy, name, field)
+    return proxy._getvalue()
+
+
 @lowering_registry.lower_cast(StructType, StructType)
 def struct_identity_cast(context, builder, from_type, to_type, value):
     return value

@@ -128,7 +128,7 @@ host_functions = HostFunctions({
 
 #: ``sizeof(sim::HashGrid)`` in 8-byte words; ``sizeof(sim::HashGridQuery)``.
 HASH_GRID_WORDS = 6
-HASH_GRID_QUERY_BYTES = 88
+HASH_GRID_QUERY_BYTES = 168
 
 #: ``sizeof(sim::Bvh)`` in 8-byte words; ``sizeof(sim::BvhQuery)``.
 BVH_WORDS = 12

@@ -15,7 +15,8 @@ import operator
 
 from numba.core import types
 from numba.core import utils
-from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, signature
+from numba.core.typing.templates import (AbstractTemplate, AttributeTemplate, bound_function,
+                                         signature)
 from numba.np import numpy_support
 
 from numba_sim.arrays import array, element_dtype, shape_dim, view, zeros
@@ -210,3 +211,34 @@ class LocalZerosTemplate(AbstractTemplate):
         if not 1 <= len(extents) <= 4 or min(extents) < 0:
             fail("zeros", bound, f"shape: expected 1 to 4 extents >= 0, got {extents}")
         return array_signature("zeros", LOCAL_ZEROS, bound, len(extents))
+
+
+# --------------------------------------------------------------------------
+# Calling an array's dtype: ``a.dtype(x)`` (Warp's generic kernels)
+
+
+def dtype_class_type(context, dtype):
+    """The Numba type of the class that makes values of element type *dtype*: what
+    ``type(a[0])`` is in compiled code (a number class, a value class, a struct class)."""
+    if isinstance(dtype, (types.Integer, types.Float, types.Boolean)):
+        return types.NumberClass(dtype)
+    if isinstance(dtype, ValueType):
+        return context.resolve_value_type(dtype.python_class)
+    cls = getattr(dtype, "python_class", None)  # a struct
+    return context.resolve_value_type(cls) if cls is not None else None
+
+
+@typing_registry.register_attr
+class DTypeAttributes(AttributeTemplate):
+    """``a.dtype(x)``: an array's dtype called, as its element type's class (Warp's
+    ``a.dtype(a[0])`` in a generic kernel; a NumPy dtype object cannot be called in Numba)."""
+
+    key = types.DType
+
+    @bound_function("dtype.__call__")
+    def resolve___call__(self, dtype_type, args, kws):
+        class_type = dtype_class_type(self.context, dtype_type.dtype)
+        if class_type is None:
+            return None
+        inner = self.context.resolve_function_type(class_type, args, kws)
+        return None if inner is None else signature(inner.return_type, *inner.args)

@@ -18,8 +18,9 @@ from numba.np import numpy_support
 
 from numba_sim import func_overloads, kernel_ops, scalar_rule
 from numba_sim.registry import typing_registry
-from numba_sim.types import KIND_MAT, attribute_slice, row_spec
+from numba_sim.types import KIND_MAT, KIND_VEC, attribute_slice, row_spec
 from numba_sim.typing.structs import StructType
+from numba_sim.typing.value_access import slice_positions, sliced_type
 from numba_sim.typing.value_types import VALUE_TYPES, ValueType
 
 
@@ -174,12 +175,27 @@ def component_type(container, key):
     raise TypingError(f"cannot index {container} with {key}")
 
 
+def _warp_name(t):
+    return t.spec.warp_name if isinstance(t, ValueType) else str(types.unliteral(t))
+
+
+def checked_component(context, container, key, value):
+    """The type of the component ``container[key]`` / ``.key`` that *value* is stored into: a
+    value that does not convert to it (a vec3 into a float slot) is Warp's TypeError."""
+    component = component_type(container, key)
+    if context.can_convert(value, component) is None:
+        raise TypingError(f"Composite slot assignment expects value of type "
+                          f"{_warp_name(component)}, got {_warp_name(value)}")
+    return component
+
+
 @typing_registry.register_global(kernel_ops.store_item)
 class StoreItem(AbstractTemplate):
     def generic(self, args, kws):
         container, index, value = args
         if isinstance(container, (ValueType,)):
-            return signature(container, container, index, component_type(container, index))
+            return signature(container, container, index,
+                             checked_component(self.context, container, index, value))
         sig = self.context.resolve_function_type(operator.setitem, args, {})
         if sig is None:
             return None
@@ -188,11 +204,14 @@ class StoreItem(AbstractTemplate):
 
 @typing_registry.register_global(kernel_ops.store_attr)
 class StoreAttr(AbstractTemplate):
+    prefer_literal = True  # the name is a literal: the one try whose error is worth reporting
+
     def generic(self, args, kws):
         container, name, value = args
         key = _literal_string(name, "the attribute name")
         if isinstance(container, (ValueType, StructType)):
-            return signature(container, container, name, component_type(container, key))
+            return signature(container, container, name,
+                             checked_component(self.context, container, key, value))
         raise TypingError(f"cannot assign attribute {key!r} of {container}: only value types "
                           "and structs have assignable components")
 
@@ -360,6 +379,72 @@ def slice_unpack_template(function, start, stop, step):
             return _unpack_signature(self.context, container, indices)
 
     return UnpackLiteralSlice
+
+
+def _slice_store_error(container, key, value, positions):
+    """Warp's sentence for ``container[key] = value`` where *value* is not the vector /
+    matrix the constant slice selects (*positions*, numba_sim.typing.value_access), or
+    None when it is."""
+    dtype = container.spec.dtype.name
+    shape = positions.shape
+    kind = "vector" if len(shape) == 1 else "matrix"
+    if len(shape) == 1:
+        size = f"of length {shape[0]}"
+        given_size = value.spec.shape[0] if isinstance(value, ValueType) else None
+    else:
+        size = f"of shape {shape}"
+        given_size = value.spec.shape if isinstance(value, ValueType) else None
+    if not (isinstance(value, ValueType) and value.spec.kind == (KIND_VEC if len(shape) == 1
+                                                                 else KIND_MAT)):
+        return f"The provided value is expected to be a {kind} {size}, with dtype {dtype}."
+    if value.spec.dtype != container.spec.dtype:
+        return f"The provided {kind} is expected to be {size} with dtype {dtype}."
+    if given_size != (shape[0] if len(shape) == 1 else shape):
+        if len(shape) == 1:
+            return (f"The length of the provided vector ({given_size}) isn't compatible with "
+                    f"the given slice (expected {shape[0]}).")
+        return (f"The shape of the provided matrix ({given_size}) isn't compatible with the "
+                f"given slice (expected {shape}).")
+    return None
+
+
+def slice_store_template(function, key):
+    """The typing of *function* (``container[key] = value`` with the constant slice *key*,
+    see numba_sim.lowering.kernel_ops.slice_storer): the container rebuilt; the value must
+    be the vector / matrix of the components the slice selects (no broadcast: Warp's rule)."""
+    class StoreLiteralSlice(AbstractTemplate):
+        key = function
+
+        def generic(self, args, kws):
+            container, value = args
+            if not isinstance(container, ValueType):  # an array: NumPy's slice assignment
+                parts = key if isinstance(key, tuple) else (key,)
+                index = [types.intp if isinstance(k, int) else types.slice3_type
+                         for k in parts]
+                index = index[0] if len(index) == 1 else types.UniTuple(index[0], len(index)) \
+                    if len(set(index)) == 1 else types.Tuple(index)
+                if self.context.resolve_function_type(operator.setitem,
+                                                      (container, index, value), {}) is None:
+                    raise TypingError(f"cannot assign {value} to {container}"
+                                      f"[{slice_text(key)}]")
+                return signature(container, container, value)
+            positions = slice_positions(container, key)
+            error = _slice_store_error(container, key, types.unliteral(value), positions)
+            if error is not None:
+                raise TypingError(f"{container}[{slice_text(key)}] = {value}: {error}")
+            return signature(container, container, sliced_type(container, positions))
+
+    return StoreLiteralSlice
+
+
+def slice_text(key):
+    """A constant index as written: ``1:``, ``:, 2``."""
+    def part(k):
+        if not isinstance(k, slice):
+            return str(k)
+        text = ":".join("" if b is None else str(b) for b in (k.start, k.stop, k.step))
+        return text[:-1] if k.step is None else text
+    return ", ".join(part(k) for k in (key if isinstance(key, tuple) else (key,)))
 
 
 # --------------------------------------------------------------------------

@@ -181,6 +181,13 @@ def new_state(value):
     return RandomState(value)
 
 
+def state_of(value):
+    """The state a draw advances when given *value*: a state itself, or a new state holding
+    an integer (``randf(states[i])``: Warp's state is a uint32, and the draw advances a copy
+    of the array's element, which keeps its value)."""
+    return value if isinstance(value, RandomState) else RandomState(value)
+
+
 def _expects_state(name, args):
     if len(args) != 1 or args[0] != random_state:
         raise TypingError(f"{name}({', '.join(map(str, args))}): expected a random state made by "
@@ -200,3 +207,14 @@ class NewStateTemplate(AbstractTemplate):
         if len(args) == 1 and isinstance(args[0], types.Integer):
             return signature(random_state, types.uint32)
         raise TypingError(f"new_state({', '.join(map(str, args))}): expected one integer")
+
+
+@typing_registry.register_global(state_of)
+class StateOfTemplate(AbstractTemplate):
+    def generic(self, args, kws):
+        if len(args) == 1 and args[0] == random_state:
+            return signature(random_state, random_state)
+        if len(args) == 1 and isinstance(args[0], types.Integer):
+            return signature(random_state, types.uint32)
+        raise TypingError(f"expected a random state (made by rand_init) or its uint32 value, "
+                          f"got {', '.join(map(str, args))}")

@@ -518,16 +518,19 @@ class StreamCapture:
             LIBC.fflush(None)
         self.saved = getattr(sys, self.stream_name)
         self.saved.flush()
-        self.target = os.dup(self.saved.fileno())
+        # the process's descriptor (1 or 2), where C printf writes, whatever object sys.stdout
+        # is now (pytest's capture replaces it with one on another descriptor)
+        self.fd = getattr(sys, f"__{self.stream_name}__").fileno()
+        self.target = os.dup(self.fd)
         self.tempfile = io.TextIOWrapper(tempfile.TemporaryFile(buffering=0), encoding="utf-8",
                                          errors="replace", newline="", write_through=True)
-        os.dup2(self.tempfile.fileno(), self.saved.fileno())
+        os.dup2(self.tempfile.fileno(), self.fd)
         setattr(sys, self.stream_name, self.tempfile)
 
     def end(self):
         if LIBC is not None:
             LIBC.fflush(None)
-        os.dup2(self.target, self.saved.fileno())
+        os.dup2(self.target, self.fd)
         os.close(self.target)
         self.tempfile.seek(0)
         res = self.tempfile.buffer.read()

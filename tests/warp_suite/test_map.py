@@ -13,7 +13,7 @@ import unittest
 
 import numpy as np
 
-import warp as uncommon_name
+import numba_sim as uncommon_name
 import numba_sim as sim
 from warp_suite import _warp_compat as wpc
 import warp_suite.aux_test_name_clash1 as name_clash_module_1
