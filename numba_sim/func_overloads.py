@@ -11,8 +11,9 @@ parameter annotations adds an overload instead of replacing the function::
 
 A call picks the overload whose annotations match the argument types exactly, else one they
 convert to: an int literal to an int or float, another int or float to one of its kind
-(``custom(1)`` is the ``int`` one; plain ``@njit`` code's float64 goes to ``float``), in
-definition order.  Compiled
+(``custom(1)`` is the ``int`` one: an int literal is Warp's int32; plain ``@njit`` code's
+float64 goes to ``float``), in definition order, overloads with a generic (``Any``)
+parameter after the specialized ones.  Compiled
 (kernels, funcs, ``@njit`` and ``@cuda.jit`` code, both targets) the choice is made when the
 call is typed and the chosen function is called as any ``@sim.func``; called from Python it
 is made from the Python values.  A redefinition with the same annotations replaces that
@@ -30,6 +31,7 @@ from numba.core.typing.templates import AbstractTemplate
 from numba.np import numpy_support
 
 from numba_sim import arrays, registry
+from numba_sim.annotations import function_annotations
 from numba_sim.structs import Struct
 from numba_sim.types import Value
 from numba_sim.typing.structs import StructType
@@ -41,7 +43,7 @@ def annotations_of(fn):
     ``@sim.func``, those of the function as written."""
     fn = getattr(fn, "py_func", fn)
     fn = getattr(fn, "__wrapped_kernel_source__", fn)
-    given = inspect.get_annotations(fn, eval_str=True)
+    given = function_annotations(fn)
     return tuple(given.get(name) for name in inspect.signature(fn).parameters)
 
 
@@ -68,8 +70,9 @@ def matches(annotation, argtype, relaxed=False):
         return True
     scalar = _scalar_type(annotation)
     if scalar is not None:
-        if relaxed and isinstance(argtype, types.IntegerLiteral):
-            return isinstance(scalar, (types.Integer, types.Float))
+        if isinstance(argtype, types.IntegerLiteral):  # Warp's int literal: an int32
+            return isinstance(scalar, (types.Integer, types.Float)) if relaxed else \
+                scalar == types.int32
         if relaxed and isinstance(argtype, (types.Integer, types.Float)):
             return type(types.unliteral(argtype)) is type(scalar)
         return types.unliteral(argtype) == scalar
@@ -125,10 +128,16 @@ class FuncOverloads:
         self.members.append(func)
         return self
 
+    def _ranked(self):
+        """The members, those without a generic (``Any`` or missing) annotation first: a
+        specialization beats the generic form, as in Warp."""
+        return sorted(self.members, key=lambda member: any(
+            a is None or a is typing.Any for a in annotations_of(member)))
+
     def choose(self, argtypes):
         """The member a compiled call with *argtypes* resolves to, or a TypingError."""
         for relaxed in (False, True):
-            for member in self.members:
+            for member in self._ranked():
                 signature = annotations_of(member)
                 if len(signature) == len(argtypes) and all(
                         matches(a, t, relaxed) for a, t in zip(signature, argtypes)):
@@ -142,7 +151,7 @@ class FuncOverloads:
 
     def __call__(self, *args):
         for relaxed in (False, True):
-            for member in self.members:
+            for member in self._ranked():
                 signature = annotations_of(member)
                 if len(signature) == len(args) and all(
                         python_matches(a, v, relaxed) for a, v in zip(signature, args)):
@@ -166,6 +175,7 @@ def _register(overloads):
 
     class Template(AbstractTemplate):
         key = overloads
+        prefer_literal = True  # an int literal is Warp's int32 (see ``matches``)
 
         def generic(self, args, kws):
             if kws:
