@@ -76,23 +76,38 @@ def _xpbd_model(solver):
             joint_child=m.joint_child, joint_X_p=m.joint_X_p, joint_X_c=m.joint_X_c,
             joint_axis=m.joint_axis, joint_qd_start=m.joint_qd_start,
             joint_lower=m.joint_limit_lower, joint_upper=m.joint_limit_upper,
+            joint_target_ke=m.joint_target_ke, joint_target_kd=m.joint_target_kd,
             shape_body=m.shape_body, shape_mu=m.shape_material_mu,
             shape_restitution=m.shape_material_restitution)
         entry = solver._rigid_model = (m._version, struct)
     return entry[1]
 
 
-def step_xpbd(solver, state_in, state_out, contacts, dt):
-    """One XPBD substep of the bodies, joints and ground contacts (one launch)."""
+def _joint_targets(solver, control):
+    """(joint_target_q, joint_target_qd) of *control*, or the model's targets and zero
+    target velocities without one."""
+    m = solver.model
+    if control is not None:
+        return control.joint_target_q, control.joint_target_qd
+    return m.joint_target_q, _scratch(
+        solver, "no_target_qd", lambda: m._xp.zeros(m.joint_dof_count, dtype=np.float32))
+
+
+def step_xpbd(solver, state_in, state_out, control, contacts, dt):
+    """One XPBD substep of the bodies, joints (with their drives) and ground contacts
+    (one launch)."""
     m = solver.model
     _check_states("SolverXPBD.step", m, (("state_in", state_in), ("state_out", state_out)))
     contacts = _contacts(solver, contacts)
     xp = m._xp
     n = m.body_count
+    dofs = max(m.joint_dof_count, 1)
     scratch = _scratch(solver, "bodies", lambda: make_struct(
         xpbd_rigid.RigidScratch, xs=xp.zeros((n, 3), dtype=np.float32),
         qs=xp.zeros((n, 4), dtype=np.float32), x_pred=xp.zeros((n, 3), dtype=np.float32),
-        q_pred=xp.zeros((n, 4), dtype=np.float32)))
+        q_pred=xp.zeros((n, 4), dtype=np.float32),
+        drive_lambda=xp.zeros(dofs, dtype=np.float32),
+        drive_start=xp.zeros(dofs, dtype=np.float32)))
     size = max(contacts.rigid_contact_max, 1)
     entry = _scratch(solver, ("contacts", id(contacts)), lambda: (contacts, make_struct(
         xpbd_rigid.RigidContacts, count=contacts.rigid_contact_count,
@@ -103,7 +118,7 @@ def step_xpbd(solver, state_in, state_out, contacts, dt):
         lambda_n=xp.zeros(size, dtype=np.float32), vn=xp.zeros(size, dtype=np.float32))))
     solver._launch(xpbd_rigid.xpbd_rigid_substep_kernel, 1, [
         state_in.body_q, state_in.body_qd, state_in.body_f, _xpbd_model(solver), entry[1],
-        scratch, solver._gravity(), solver.angular_damping, solver.iterations, dt,
+        scratch, *_joint_targets(solver, control), solver._gravity(), solver.angular_damping, solver.iterations, dt,
         state_out.body_q, state_out.body_qd])
     if not solver._cpu:
         sim.synchronize()

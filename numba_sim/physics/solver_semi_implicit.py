@@ -42,11 +42,14 @@ def check_step_arguments(call, model, state_in, state_out, control, contacts, dt
         if not isinstance(control, Control):
             raise ValueError(f"{call}: control must be a physics Control or None, got {control!r}")
         for name, count in (("tri_activations", model.tri_count),
-                            ("tet_activations", model.tet_count)):
+                            ("tet_activations", model.tet_count),
+                            ("joint_target_q", model.joint_dof_count),
+                            ("joint_target_qd", model.joint_dof_count),
+                            ("joint_f", model.joint_dof_count)):
             if getattr(control, name).shape != (count,):
                 raise ValueError(f"{call}: control.{name} has shape "
                                  f"{getattr(control, name).shape}, the model has {count} "
-                                 "elements (a Control of another model?)")
+                                 "entries (a Control of another model?)")
     if contacts is not None:
         if not isinstance(contacts, Contacts):
             raise ValueError(f"{call}: contacts must be physics Contacts or None, got "

@@ -12,7 +12,9 @@ position based dynamics" (Algorithm 2), one substep per ``step``.
    ``dlambda = -c / (w_1 + w_2)``, ``p = dlambda n``, ``x_1 += p / m_1``,
    ``q_1 += 1/2 [I_1^-1 (r_1 x p), 0] q_1`` and the opposite on body 2; an angular
    violation ``theta n`` likewise with ``w_i = n^T I_i^-1 n``.  Joints and contacts
-   are hard (zero compliance).
+   are hard (zero compliance); a revolute or prismatic joint's PD drive
+   (``target_ke/kd`` towards ``control.joint_target_q/qd``) is a compliant constraint
+   solved after its joint (``solve_drive``).
 4. Velocities from positions: ``v = (x - x_prev) / h``, ``w = 2 vec(q q_prev^-1) / h``
    (as ``v* + (x - x*) / h``, without float32 cancellation).
 5. Velocity pass over contacts that pushed: dynamic friction, an impulse against the
@@ -62,6 +64,19 @@ def inverse_mass_of(b: int, inv_mass: FLOATS):
 
 
 @sim.func
+def positional_inverse_mass(b1: int, b2: int, r1: sim.vec3, r2: sim.vec3, n: sim.vec3,
+                            qs: QUATS, inv_mass: FLOATS, inv_inertia: MAT33):
+    """The paper's generalized inverse mass of a positional correction along *n* at the
+    offsets *r1*, *r2*: ``w_1 + w_2``, ``w_i = 1/m_i + (r_i x n)^T I_i^-1 (r_i x n)``."""
+    I1 = inverse_inertia_of(b1, qs, inv_inertia)
+    I2 = inverse_inertia_of(b2, qs, inv_inertia)
+    rn1 = sim.cross(r1, n)
+    rn2 = sim.cross(r2, n)
+    return inverse_mass_of(b1, inv_mass) + sim.dot(rn1, I1 * rn1) + \
+        inverse_mass_of(b2, inv_mass) + sim.dot(rn2, I2 * rn2)
+
+
+@sim.func
 def apply_positional(b1: int, b2: int, r1: sim.vec3, r2: sim.vec3, corr: sim.vec3, xs: VEC3,
                      qs: QUATS, inv_mass: FLOATS, inv_inertia: MAT33):
     """Close the violation ``corr = a_1 - a_2``; returns dlambda (<= 0)."""
@@ -73,9 +88,7 @@ def apply_positional(b1: int, b2: int, r1: sim.vec3, r2: sim.vec3, corr: sim.vec
         I2 = inverse_inertia_of(b2, qs, inv_inertia)
         m1 = inverse_mass_of(b1, inv_mass)
         m2 = inverse_mass_of(b2, inv_mass)
-        rn1 = sim.cross(r1, n)
-        rn2 = sim.cross(r2, n)
-        w = m1 + sim.dot(rn1, I1 * rn1) + m2 + sim.dot(rn2, I2 * rn2)
+        w = positional_inverse_mass(b1, b2, r1, r2, n, qs, inv_mass, inv_inertia)
         if w > 0.0:
             dlam = -c / w
             p = n * dlam
@@ -148,6 +161,20 @@ def pivot_inverse_inertia(b: int, a: sim.vec3, xs: VEC3, qs: QUATS, inv_mass: FL
             if sim.determinant(J) > 0.0:
                 I = sim.inverse(J)
     return I
+
+
+@sim.func
+def angular_inverse_mass_about(b1: int, b2: int, n: sim.vec3, a: sim.vec3, xs: VEC3,
+                               qs: QUATS, inv_mass: FLOATS, inertia: MAT33):
+    """The generalized inverse mass of a rotation about the unit axis *n* through the
+    joint point *a* as ``apply_angular_about`` makes it: ``1 / (n^T K^-1 n)``, ``K`` the
+    sum of the bodies' inverse inertias about *a* (0 when neither body can turn)."""
+    K = pivot_inverse_inertia(b1, a, xs, qs, inv_mass, inertia) + \
+        pivot_inverse_inertia(b2, a, xs, qs, inv_mass, inertia)
+    w = 0.0
+    if sim.determinant(K) > 0.0:
+        w = 1.0 / sim.dot(n, sim.inverse(K) * n)
+    return w
 
 
 @sim.func
@@ -227,6 +254,65 @@ def hinge_angle(q1: sim.quat, q2: sim.quat, axis: sim.vec3):
 
 
 @sim.func
+def joint_coordinate(jtype: int, parent: int, child: int, X_p: sim.transform,
+                     X_c: sim.transform, axis: sim.vec3, xs: VEC3, qs: QUATS, com: VEC3):
+    """A revolute joint's angle or a prismatic joint's slide (0 for other types)."""
+    q1, a1, r1 = joint_frame(parent, X_p, xs, qs, com)
+    q2, a2, r2 = joint_frame(child, X_c, xs, qs, com)
+    c = 0.0
+    if jtype == REVOLUTE:
+        c = hinge_angle(q1, q2, axis)
+    elif jtype == PRISMATIC:
+        c = sim.dot(a2 - a1, sim.quat_rotate(q1, axis))
+    return c
+
+
+@sim.func
+def solve_drive(jtype: int, parent: int, child: int, X_p: sim.transform, X_c: sim.transform,
+                axis: sim.vec3, lower: float, upper: float, target: float,
+                target_velocity: float, ke: float, kd: float, start: float, lam: float,
+                dt: float, xs: VEC3, qs: QUATS, com: VEC3, inv_mass: FLOATS, inertia: MAT33,
+                inv_inertia: MAT33):
+    """Pull a revolute or prismatic joint's coordinate towards *target* (stiffness *ke*)
+    and its rate towards *target_velocity* (damping *kd*): XPBD's compliant constraint
+    ``C = coordinate - target`` with compliance ``1 / ke`` and damping ``kd`` (Macklin et
+    al. 2016, eq. 26), multiplied through by ``ke h^2`` so that ``ke = 0`` leaves a pure
+    damper: ``dlambda = -(ke h^2 C + kd h dC + lambda) / (1 + w (ke h^2 + kd h))``, ``dC``
+    the coordinate's change in this substep less ``h target_velocity``.  The coordinate
+    moves by ``w dlambda``, as an implicit PD drive would, but not past the joint's
+    limits.  Returns the new lambda.
+
+    It runs after the joint's own constraints: a revolute drive turns the bodies about
+    the joint point, which leaves the point constraint as it is, and it sees what the
+    point constraint turned (gravity's torque arrives that way).  Run before them, one
+    iteration would hold a weight ``1 + h kd / I`` too far from the target."""
+    q1, a1, r1 = joint_frame(parent, X_p, xs, qs, com)
+    q2, a2, r2 = joint_frame(child, X_c, xs, qs, com)
+    n = sim.quat_rotate(q1, axis)
+    w = 0.0
+    c = 0.0
+    if jtype == REVOLUTE:
+        c = hinge_angle(q1, q2, axis)
+        w = angular_inverse_mass_about(parent, child, n, a2, xs, qs, inv_mass, inertia)
+    else:
+        c = sim.dot(a2 - a1, n)
+        r1 = r1 + n * c                        # the parent's point where the child's is
+        w = positional_inverse_mass(parent, child, r1, r2, n, qs, inv_mass, inv_inertia)
+    if w > 0.0:
+        h2 = ke * dt * dt
+        hd = kd * dt
+        dlam = -(h2 * (c - target) + hd * (c - start - dt * target_velocity) + lam) / \
+            (1.0 + w * (h2 + hd))
+        move = sim.clamp(c + w * dlam, lower, upper) - c
+        lam = lam + move / w
+        if jtype == REVOLUTE:
+            apply_angular_about(parent, child, n * move, a2, xs, qs, inv_mass, inertia)
+        else:
+            apply_positional(parent, child, r1, r2, n * move, xs, qs, inv_mass, inv_inertia)
+    return lam
+
+
+@sim.func
 def solve_joint(jtype: int, parent: int, child: int, X_p: sim.transform, X_c: sim.transform,
                 axis: sim.vec3, lower: float, upper: float, xs: VEC3, qs: QUATS, com: VEC3,
                 inv_mass: FLOATS, inertia: MAT33, inv_inertia: MAT33):
@@ -286,6 +372,8 @@ class RigidModel:
     joint_qd_start: INTS
     joint_lower: FLOATS
     joint_upper: FLOATS
+    joint_target_ke: FLOATS
+    joint_target_kd: FLOATS
     shape_body: INTS
     shape_mu: FLOATS
     shape_restitution: FLOATS
@@ -309,20 +397,23 @@ class RigidContacts:
 
 @sim.struct
 class RigidScratch:
-    """Centre-of-mass positions and rotations while solving, and their predictions."""
+    """Centre-of-mass positions and rotations while solving, and their predictions; per
+    dof, a drive's multiplier and its joint's coordinate at the start of the substep."""
 
     xs: VEC3
     qs: QUATS
     x_pred: VEC3
     q_pred: QUATS
+    drive_lambda: FLOATS
+    drive_start: FLOATS
 
 
 @sim.kernel
 def xpbd_rigid_substep_kernel(
         body_q: TRANSFORMS, body_qd: SPATIAL, body_f: SPATIAL, model: RigidModel,
-        contacts: RigidContacts, scratch: RigidScratch, gravity: sim.vec3,
-        angular_damping: float, iterations: int, dt: float, body_q_out: TRANSFORMS,
-        body_qd_out: SPATIAL):
+        contacts: RigidContacts, scratch: RigidScratch, target_q: FLOATS, target_qd: FLOATS,
+        gravity: sim.vec3, angular_damping: float, iterations: int, dt: float,
+        body_q_out: TRANSFORMS, body_qd_out: SPATIAL):
     body_count = model.body_count
     com = model.com
     inv_mass = model.inv_mass
@@ -338,6 +429,8 @@ def xpbd_rigid_substep_kernel(
     joint_qd_start = model.joint_qd_start
     joint_lower = model.joint_lower
     joint_upper = model.joint_upper
+    joint_target_ke = model.joint_target_ke
+    joint_target_kd = model.joint_target_kd
     shape_body = model.shape_body
     shape_mu = model.shape_mu
     shape_restitution = model.shape_restitution
@@ -354,6 +447,8 @@ def xpbd_rigid_substep_kernel(
     qs = scratch.qs
     x_pred = scratch.x_pred
     q_pred = scratch.q_pred
+    drive_lambda = scratch.drive_lambda
+    drive_start = scratch.drive_start
     n_contacts = contacts.count[0]
     # 1. normal velocities before the step
     for c in range(n_contacts):
@@ -364,6 +459,19 @@ def xpbd_rigid_substep_kernel(
         contact_vn[c] = sim.dot(contact_normal[c],
                                 sim.spatial_top(qd) + sim.cross(sim.spatial_bottom(qd), r))
         contact_lambda[c] = 0.0
+    # drives: each driven coordinate at the start of the substep (its rate's reference)
+    for b in range(body_count):
+        X = body_q[b]
+        xs[b] = sim.transform_point(X, com[b])
+        qs[b] = sim.transform_get_rotation(X)
+    for j in range(joint_count):
+        d = joint_qd_start[j]
+        if joint_type[j] == REVOLUTE or joint_type[j] == PRISMATIC:
+            drive_lambda[d] = 0.0
+            if joint_target_ke[d] > 0.0 or joint_target_kd[d] > 0.0:
+                drive_start[d] = joint_coordinate(joint_type[j], joint_parent[j],
+                                                  joint_child[j], joint_X_p[j], joint_X_c[j],
+                                                  joint_axis[d], xs, qs, com)
     # 2. predict
     for b in range(body_count):
         X = body_q[b]
@@ -399,6 +507,13 @@ def xpbd_rigid_substep_kernel(
             solve_joint(joint_type[j], joint_parent[j], joint_child[j], joint_X_p[j],
                         joint_X_c[j], axis, lower, upper, xs, qs, com, inv_mass, inertia,
                         inv_inertia)
+            if joint_type[j] == REVOLUTE or joint_type[j] == PRISMATIC:
+                if joint_target_ke[d] > 0.0 or joint_target_kd[d] > 0.0:
+                    drive_lambda[d] = solve_drive(
+                        joint_type[j], joint_parent[j], joint_child[j], joint_X_p[j],
+                        joint_X_c[j], axis, lower, upper, target_q[d], target_qd[d],
+                        joint_target_ke[d], joint_target_kd[d], drive_start[d],
+                        drive_lambda[d], dt, xs, qs, com, inv_mass, inertia, inv_inertia)
         for c in range(n_contacts):
             b = shape_body[contact_shape0[c]]
             n = contact_normal[c]
