@@ -258,6 +258,108 @@ def test_semi_implicit_bodies_rest_at_the_penalty_equilibrium(shape):
     assert tilt(state.body_q[0, 3:]) < 1e-2
 
 
+def box_stack(boxes=3, h=0.1, gap=0.01):
+    """*boxes* cubes of half side *h* stacked *gap* apart above the ground."""
+    b = physics.ModelBuilder(gravity=-G)
+    for k in range(boxes):
+        body = b.add_body(xform=((0.0, 0.0, h + k * (2.0 * h + gap) + gap), None))
+        b.add_shape_box(body, hx=h, hy=h, hz=h)
+    b.add_ground_plane()
+    return b.finalize()
+
+
+def test_xpbd_stack_of_three_boxes_rests_flat_at_its_heights():
+    """warp.sim's box stack sinks (XPBD) or slides off (semi-implicit): ours rests."""
+    model = box_stack()
+    state = settle(model, physics.SolverXPBD(model), seconds=3.0)
+    np.testing.assert_allclose(state.body_q[:, 2], [0.1, 0.3, 0.5], atol=1e-4)
+    np.testing.assert_allclose(state.body_q[:, :2], 0.0, atol=1e-3)
+    assert np.abs(state.body_qd).max() < 1e-3
+    assert max(tilt(q) for q in state.body_q[:, 3:]) < 1e-2
+
+
+def test_semi_implicit_stack_rests_at_the_penalty_equilibrium():
+    """Each interface carries the weight above it: 4 ground contacts under 3 m g, and 8
+    contacts (4 corners of each box) between boxes, under 2 m g and m g."""
+    model = box_stack()
+    state = settle(model, physics.SolverSemiImplicit(model), seconds=2.0)
+    ke, mg = 1.0e5, float(model.body_mass[0]) * G
+    z0 = 0.1 - 3.0 * mg / (4.0 * ke)
+    z1 = z0 + 0.2 - 2.0 * mg / (8.0 * ke)
+    z2 = z1 + 0.2 - mg / (8.0 * ke)
+    np.testing.assert_allclose(state.body_q[:, 2], [z0, z1, z2], atol=5e-6)   # depths ~2e-4
+    assert np.abs(state.body_q[:, :2]).max() < 1e-5
+    assert np.abs(state.body_qd).max() < 1e-3
+
+
+@pytest.mark.parametrize("static", [False, True])
+def test_a_sphere_rests_on_a_box(static):
+    """On a box body resting on the ground, and on a static box (body -1)."""
+    b = physics.ModelBuilder(gravity=-G)
+    if static:
+        b.add_shape_box(-1, xform=((0.0, 0.0, 0.1), None), hx=0.2, hy=0.2, hz=0.1)
+    else:
+        box = b.add_body(xform=((0.0, 0.0, 0.1), None))
+        b.add_shape_box(box, hx=0.2, hy=0.2, hz=0.1)
+    ball = b.add_body(xform=((0.05, 0.0, 0.35), None))
+    b.add_shape_sphere(ball, radius=0.1)
+    b.add_ground_plane()
+    model = b.finalize()
+    state = settle(model, physics.SolverXPBD(model), seconds=2.0)
+    assert state.body_q[-1, 2] == pytest.approx(0.3, abs=1e-4)
+    assert state.body_q[-1, 0] == pytest.approx(0.05, abs=1e-3)
+    assert np.abs(state.body_qd).max() < 1e-3
+
+
+@pytest.mark.parametrize("e", [1.0, 0.5])
+def test_xpbd_spheres_collide_by_newtons_law_of_restitution(e):
+    """Equal spheres, one at rest: after the impact v_A = (1 - e) / 2 v, v_B = (1 + e) / 2 v
+    (momentum kept, relative speed times e)."""
+    b = physics.ModelBuilder(gravity=0.0)
+    cfg = physics.ShapeConfig(restitution=e, mu=0.0)
+    for x in (0.0, 0.3):
+        body = b.add_body(xform=((x, 0.0, 1.0), None))
+        b.add_shape_sphere(body, radius=0.1, cfg=cfg)
+    model = b.finalize()
+    solver = physics.SolverXPBD(model, iterations=1)
+    state, contacts = model.state(), model.contacts()
+    state.body_qd[0, 0] = 1.0
+    for _ in range(30):
+        model.collide(state, contacts)
+        for _ in range(20):
+            solver.step(state, state, None, contacts, 1.0 / 1200.0)
+    np.testing.assert_allclose(state.body_qd[:, 0], [(1.0 - e) / 2.0, (1.0 + e) / 2.0],
+                               atol=1e-4)
+    np.testing.assert_allclose(state.body_qd[:, 1:], 0.0, atol=1e-5)
+
+
+def overlapping_pair(**kwargs):
+    """Two unit boxes at one place (in worlds / groups / joined as *kwargs* say)."""
+    b = physics.ModelBuilder(gravity=0.0)
+    if kwargs.get("worlds"):
+        one = physics.ModelBuilder(gravity=0.0)
+        body = one.add_body(xform=((0.0, 0.0, 1.0), None))
+        one.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+        b.replicate(one, 2)
+        return b.finalize()
+    bodies = []
+    for group in kwargs.get("groups", (-1, -1)):
+        bodies.append(b.add_body(xform=((0.0, 0.0, 1.0), None)))
+        b.add_shape_box(bodies[-1], hx=0.1, hy=0.1, hz=0.1,
+                        cfg=physics.ShapeConfig(collision_group=group))
+    if kwargs.get("joined"):
+        b.add_joint_ball(bodies[0], bodies[1])
+    return b.finalize()
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    ({}, 16), ({"groups": (1, 1)}, 16), ({"groups": (-1, 2)}, 16), ({"groups": (1, 2)}, 0),
+    ({"worlds": True}, 0), ({"joined": True}, 0)])
+def test_shapes_meet_unless_worlds_groups_or_a_joint_keep_them_apart(kwargs, expected):
+    model = overlapping_pair(**kwargs)
+    assert int(model.collide(model.state()).rigid_contact_count[0]) == expected
+
+
 def test_a_tilted_box_falls_flat():
     angle = 0.3
     rot = (math.sin(angle / 2), 0.0, 0.0, math.cos(angle / 2))
@@ -572,7 +674,7 @@ def test_a_captured_cpu_graph_of_rigid_steps_matches_plain_steps():
 
 # ---------------------------------------------------------------------- CUDA, offline
 
-RIGID_KERNELS = ["plane_contacts_kernel", "ground_contact_force_kernel",
+RIGID_KERNELS = ["plane_contacts_kernel", "shape_contacts_kernel", "rigid_contact_force_kernel",
                  "integrate_bodies_kernel", "xpbd_rigid_substep_kernel"]
 
 
@@ -588,8 +690,13 @@ def test_every_rigid_kernel_compiles_for_cuda_offline(name, private_device_code_
         inputs = [state.body_q, m.shape_count, m.shape_type, m.shape_body, m.shape_transform,
                   m.shape_scale, m.shape_thickness, m.shape_world, m.shape_shape_collision,
                   0.1, c.rigid_contact_max, *arrays]
-    elif name == "ground_contact_force_kernel":
-        kernel = rigid_kernels.ground_contact_force_kernel
+    elif name == "shape_contacts_kernel":
+        kernel = rigid_contacts.shape_contacts_kernel
+        inputs = [state.body_q, m.shape_count, m.shape_type, m.shape_body, m.shape_transform,
+                  m.shape_scale, m.shape_thickness, m.shape_world, m.shape_collision_group,
+                  m.shape_shape_collision, m.body_parent, 0.1, c.rigid_contact_max, *arrays]
+    elif name == "rigid_contact_force_kernel":
+        kernel = rigid_kernels.rigid_contact_force_kernel
         inputs = [state.body_q, state.body_qd, m.body_com, m.shape_body, m.shape_material_ke,
                   m.shape_material_kd, m.shape_material_kf, m.shape_material_mu, *arrays, f]
     elif name == "integrate_bodies_kernel":

@@ -14,7 +14,9 @@ parent joint.  The joint frame is ``body_q[parent] * joint_X_p`` on the parent a
 degree of freedom in the joint frame.  Coordinates and dofs per type (newton's):
 prismatic and revolute 1/1, ball 4/3 (a quaternion), fixed 0/0, free 7/6
 ((p, q) and (linear, angular)).  ``joint_q_start``/``joint_qd_start`` have
-``joint_count + 1`` entries (the last is the total).
+``joint_count + 1`` entries (the last is the total); ``body_parent`` is each body's
+parent body through its joint (-1: the world, or no joint), which ``collide`` reads to
+keep a joint's two bodies from colliding.
 """
 
 import math
@@ -314,6 +316,9 @@ def rigid_model_arrays(model, builder, put):
     model.body_inv_inertia = put(inv_inertia, f32, (3, 3))
     model.body_world = put(builder.body_world, i32)
     model.body_label = list(builder.body_label)
+    parent = np.full(n, -1)
+    parent[np.asarray(builder.joint_child, dtype=np.int64)] = builder.joint_parent
+    model.body_parent = put(parent, i32)
     model.joint_count = builder.joint_count
     model.joint_dof_count = builder.joint_dof_count
     model.joint_coord_count = builder.joint_coord_count

@@ -70,7 +70,7 @@ class Contacts:
     """Particle-shape contacts found by ``model.collide`` (warp.sim's ``soft_contact_*``
     names): ``soft_contact_count[0]`` of them, each a particle, a shape, the closest
     point on the shape in its body's frame (static shapes: world) and the world normal;
-    and rigid contacts of body shapes against planes (``rigid_contact_*``,
+    and rigid contacts of body shapes against planes and each other (``rigid_contact_*``,
     rigid_contacts.py)."""
 
     def __init__(self, model, soft_contact_max=None, rigid_contact_max=None):

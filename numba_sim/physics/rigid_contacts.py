@@ -1,19 +1,34 @@
-"""Rigid contacts: body shapes (sphere, box, capsule) against static planes (the ground
-and ``add_shape_plane``), found by ``model.collide``.
+"""Rigid contacts, found by ``model.collide``: body shapes (sphere, box, capsule) against
+static planes (the ground and ``add_shape_plane``) and against each other (and against
+static spheres, boxes and capsules).
 
-Each body shape has contact points in its own frame (API-physics.md): a sphere its
-centre (with its radius as thickness), a capsule the two ends of its segment (with
-its radius), a box its 8 corners.  Each point within ``rigid_contact_margin`` of a
-plane of its world (or of a global plane such as the ground) becomes a contact:
+Each shape is a core with a radius: a sphere a point, a capsule a segment (with their
+radius), a box itself (radius 0).  Its contact points (API-physics.md) are its core's
+ends: a sphere its centre, a capsule the two ends of its segment, a box its 8 corners.
 
-* ``rigid_contact_shape0`` the body shape, ``rigid_contact_shape1`` the plane;
-* ``rigid_contact_point0`` the point in the body's frame, ``rigid_contact_point1`` its
-  projection on the plane (world: planes are static);
-* ``rigid_contact_normal`` the plane's normal (world), pointing from shape1 to shape0;
+* Against a plane of its world (or a global plane such as the ground), each contact
+  point of a body shape within ``rigid_contact_margin`` of the plane is a contact.
+* Between two shapes A and B (not both static, not on one body, not the parent and
+  child of a joint, in one world or one of them global, of collision groups that
+  meet: equal, or either -1), each contact point of A is taken to the closest point
+  of B's core, and each of B to A's (box against box: corners against faces, which
+  holds a stack; edge-against-edge crossings are not found).  A box's corners meet
+  another box on one face, the one the separating axis test on that box's face axes
+  picks, and only where they are over that face.  A pair within the margin is a
+  contact.  Candidates are every pair whose bounding spheres come within the
+  margin (all pairs of a world, tested in one thread per shape).
+
+Each contact holds:
+
+* ``rigid_contact_shape0`` the shape whose contact point it is, ``rigid_contact_shape1``
+  the other (the plane);
+* ``rigid_contact_point0`` the point in shape0's body frame, ``rigid_contact_point1`` the
+  closest point of shape1's core in shape1's body frame (world for a static shape);
+* ``rigid_contact_normal`` (world) from shape1 towards shape0;
 * ``rigid_contact_thickness0/1`` what is added to each side (radius + shape thickness).
 
-Solvers recompute the separation every substep from the current pose:
-``d = dot(n, X_body * point0 - point1) - thickness0 - thickness1`` (penetrating
+Solvers recompute the separation every substep from the current poses:
+``d = dot(n, X_0 * point0 - X_1 * point1) - thickness0 - thickness1`` (penetrating
 when negative), so colliding once per frame is enough.
 """
 
@@ -111,15 +126,214 @@ def plane_contacts_kernel(
                             contact_thickness1[slot] = shape_thickness[p]
 
 
+@sim.func
+def core_radius(geo: int, scale: sim.vec3):
+    """The radius around a shape's core (a sphere's and a capsule's; a box's is 0)."""
+    r = 0.0
+    if geo == SPHERE or geo == CAPSULE:
+        r = scale[0]
+    return r
+
+
+@sim.func
+def bounding_radius(geo: int, scale: sim.vec3):
+    """The radius of a sphere about the shape's origin that holds the shape."""
+    r = scale[0]
+    if geo == CAPSULE:
+        r = scale[0] + scale[1]
+    elif geo == BOX:
+        r = sim.length(scale)
+    return r
+
+
+@sim.func
+def closest_on_core(geo: int, scale: sim.vec3, p: sim.vec3):
+    """(closest point of the shape's core to *p*, the unit normal there towards *p*, the
+    signed distance of *p* from the core: negative inside a box), in the shape frame."""
+    q = sim.vec3()
+    if geo == CAPSULE:
+        q = sim.vec3(0.0, sim.clamp(p[1], -scale[1], scale[1]), 0.0)
+    elif geo == BOX:
+        q = sim.vec3(sim.clamp(p[0], -scale[0], scale[0]), sim.clamp(p[1], -scale[1], scale[1]),
+                     sim.clamp(p[2], -scale[2], scale[2]))
+    d = p - q
+    dist = sim.length(d)
+    n = sim.vec3(0.0, 0.0, 1.0)
+    if dist > 0.0:
+        n = d / dist
+    elif geo == BOX:
+        # inside the box: out through the nearest face
+        k = 0
+        depth = scale[0] - sim.abs(p[0])
+        for axis in range(1, 3):
+            if scale[axis] - sim.abs(p[axis]) < depth:
+                depth = scale[axis] - sim.abs(p[axis])
+                k = axis
+        side = 1.0
+        if p[k] < 0.0:
+            side = -1.0
+        n = sim.vec3()
+        n[k] = side
+        q = p
+        q[k] = side * scale[k]
+        dist = -depth
+    return q, n, dist
+
+
+@sim.func
+def reference_face(scale: sim.vec3, other_scale: sim.vec3, X: sim.transform):
+    """(axis, side) of a box's face that another box (half extents *other_scale*, pose
+    *X* in this box's frame) rests on: of the box's three face axes, the one along which
+    the two overlap least (the separating axis test on this box's faces), on the other
+    box's side."""
+    R = sim.quat_to_matrix(sim.transform_get_rotation(X))
+    d = sim.transform_get_translation(X)
+    k = 0
+    least = 1.0e30
+    for axis in range(3):
+        reach = sim.abs(R[axis, 0]) * other_scale[0] + sim.abs(R[axis, 1]) * other_scale[1] + \
+            sim.abs(R[axis, 2]) * other_scale[2]
+        overlap = scale[axis] + reach - sim.abs(d[axis])
+        if overlap < least:
+            least = overlap
+            k = axis
+    side = 1.0
+    if d[k] < 0.0:
+        side = -1.0
+    return k, side
+
+
+@sim.func
+def face_contact(scale: sim.vec3, k: int, side: float, p: sim.vec3):
+    """(point of the box's face (*k*, *side*) under *p*, the face normal, the height of *p*
+    above the face: negative below it, whether *p* is over the face), in the box frame."""
+    q = p
+    q[k] = side * scale[k]
+    n = sim.vec3()
+    n[k] = side
+    over = True
+    for axis in range(3):  # (with 5% to spare: the corners of equal boxes lie on the
+        #                      edges, and a small tilt moves them out by its angle)
+        if axis != k and sim.abs(p[axis]) > scale[axis] * 1.05:
+            over = False
+    return q, n, side * p[k] - scale[k], over
+
+
+@sim.func
+def shapes_may_touch(a: int, b: int, shape_type: sim.array(dtype=sim.int32),
+                     shape_body: sim.array(dtype=sim.int32),
+                     shape_world: sim.array(dtype=sim.int32),
+                     shape_group: sim.array(dtype=sim.int32),
+                     shape_collision: sim.array(dtype=sim.int32),
+                     body_parent: sim.array(dtype=sim.int32)):
+    """Whether shapes *a* and *b* (both with contact points) are a candidate pair."""
+    ba = shape_body[a]
+    bb = shape_body[b]
+    ok = a != b and shape_collision[a] != 0 and shape_collision[b] != 0 and \
+        shape_point_count(shape_type[b]) > 0 and (ba >= 0 or bb >= 0) and ba != bb
+    if ok and ba >= 0 and bb >= 0:
+        ok = body_parent[ba] != bb and body_parent[bb] != ba
+    if ok:
+        wa = shape_world[a]
+        wb = shape_world[b]
+        ok = wa < 0 or wb < 0 or wa == wb
+    if ok:
+        ga = shape_group[a]
+        gb = shape_group[b]
+        ok = ga < 0 or gb < 0 or ga == gb
+    return ok
+
+
+@sim.kernel
+def shape_contacts_kernel(
+        body_q: sim.array(dtype=sim.transform), shape_count: int,
+        shape_type: sim.array(dtype=sim.int32), shape_body: sim.array(dtype=sim.int32),
+        shape_transform: sim.array(dtype=sim.transform), shape_scale: sim.array(dtype=sim.vec3),
+        shape_thickness: sim.array(dtype=float), shape_world: sim.array(dtype=sim.int32),
+        shape_group: sim.array(dtype=sim.int32), shape_collision: sim.array(dtype=sim.int32),
+        body_parent: sim.array(dtype=sim.int32), margin: float, contact_max: int,
+        contact_count: sim.array(dtype=sim.int32), contact_shape0: sim.array(dtype=sim.int32),
+        contact_shape1: sim.array(dtype=sim.int32), contact_point0: sim.array(dtype=sim.vec3),
+        contact_point1: sim.array(dtype=sim.vec3), contact_normal: sim.array(dtype=sim.vec3),
+        contact_thickness0: sim.array(dtype=float), contact_thickness1: sim.array(dtype=float)):
+    """Thread *s*: the contact points of shape *s* against the cores of the others."""
+    s = sim.tid()
+    count = shape_point_count(shape_type[s])
+    if count > 0:
+        bs = shape_body[s]
+        X_bs = shape_transform[s]
+        X_ws = X_bs
+        if bs >= 0:
+            X_ws = body_q[bs] * X_bs
+        reach_s = bounding_radius(shape_type[s], shape_scale[s]) + shape_thickness[s]
+        centre_s = sim.transform_get_translation(X_ws)
+        for o in range(shape_count):
+            if shapes_may_touch(s, o, shape_type, shape_body, shape_world, shape_group,
+                                shape_collision, body_parent):
+                bo = shape_body[o]
+                X_bo = shape_transform[o]
+                X_wo = X_bo
+                if bo >= 0:
+                    X_wo = body_q[bo] * X_bo
+                geo = shape_type[o]
+                scale = shape_scale[o]
+                reach = reach_s + bounding_radius(geo, scale) + shape_thickness[o] + margin
+                if sim.length(sim.transform_get_translation(X_wo) - centre_s) <= reach:
+                    X_ow = sim.transform_inverse(X_wo)
+                    thickness1 = core_radius(geo, scale) + shape_thickness[o]
+                    # a box's corners against a box: the face it rests on (corners of equal
+                    # boxes lie on each other's edges, where the nearest face flips sideways
+                    # as soon as they press in)
+                    box_pair = geo == BOX and shape_type[s] == BOX
+                    face = 0
+                    side = 1.0
+                    if box_pair:
+                        face, side = reference_face(scale, shape_scale[s], X_ow * X_ws)
+                    for k in range(count):
+                        local, radius = shape_contact_point(shape_type[s], shape_scale[s], k)
+                        world = sim.transform_point(X_ws, local)
+                        p = sim.transform_point(X_ow, world)
+                        over = True
+                        q = sim.vec3()
+                        n = sim.vec3()
+                        dist = 0.0
+                        if box_pair:
+                            q, n, dist, over = face_contact(scale, face, side, p)
+                        else:
+                            q, n, dist = closest_on_core(geo, scale, p)
+                        thickness0 = radius + shape_thickness[s]
+                        if over and dist - thickness0 - thickness1 < margin:
+                            slot = sim.atomic_add(contact_count, 0, 1)
+                            if slot < contact_max:
+                                contact_shape0[slot] = s
+                                contact_shape1[slot] = o
+                                contact_point0[slot] = sim.transform_point(X_bs, local)
+                                contact_point1[slot] = sim.transform_point(X_bo, q)
+                                contact_normal[slot] = sim.transform_vector(X_wo, n)
+                                contact_thickness0[slot] = thickness0
+                                contact_thickness1[slot] = thickness1
+
+
 def rigid_contact_capacity(model):
-    """Contact points of every colliding body shape times the planes it may touch."""
+    """Room for every contact ``collide`` may find: the contact points of each colliding
+    body shape times the planes it may touch, and, for every pair of shapes that may
+    meet (one world, or one of them global), the contact points of both."""
     types = _host(model.shape_type)
     bodies = _host(model.shape_body)
-    collision = _host(model.shape_shape_collision)
-    planes = int(np.sum((types == PLANE) & (bodies < 0) & (collision != 0)))
-    points = sum(CONTACT_POINTS.get(int(t), 0) for t, b, c in zip(types, bodies, collision)
-                 if b >= 0 and c)
-    return points * planes
+    collision = _host(model.shape_shape_collision) != 0
+    worlds = _host(model.shape_world)
+    points = np.array([CONTACT_POINTS.get(int(t), 0) for t in types], dtype=np.int64)
+    planes = int(np.sum((types == PLANE) & (bodies < 0) & collision))
+    capacity = int(points[(bodies >= 0) & collision].sum()) * planes
+    solid = collision & (points > 0)
+    glob = solid & (worlds < 0)
+    k_g, p_g = int(glob.sum()), int(points[glob].sum())
+    for w in np.unique(worlds[solid & (worlds >= 0)]):
+        mine = solid & (worlds == w)
+        k_w, p_w = int(mine.sum()), int(points[mine].sum())
+        capacity += (k_w - 1) * p_w + k_g * p_w + k_w * p_g
+    capacity += max(k_g - 1, 0) * p_g
+    return capacity
 
 
 def _host(array):
@@ -156,6 +370,12 @@ def collide_rigid(model, state, contacts):
         state.body_q, model.shape_count, model.shape_type, model.shape_body,
         model.shape_transform, model.shape_scale, model.shape_thickness, model.shape_world,
         model.shape_shape_collision, model.rigid_contact_margin, contacts.rigid_contact_max,
+        *rigid_contact_arrays(contacts)])
+    sim.launch(shape_contacts_kernel, dim=model.shape_count, inputs=[
+        state.body_q, model.shape_count, model.shape_type, model.shape_body,
+        model.shape_transform, model.shape_scale, model.shape_thickness, model.shape_world,
+        model.shape_collision_group, model.shape_shape_collision, model.body_parent,
+        model.rigid_contact_margin, contacts.rigid_contact_max,
         *rigid_contact_arrays(contacts)])
     if int(contacts.rigid_contact_count[0]) > contacts.rigid_contact_max:
         contacts.rigid_contact_count[0] = contacts.rigid_contact_max

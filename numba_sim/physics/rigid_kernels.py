@@ -6,10 +6,11 @@ body origin; ``body_qd`` = (linear velocity of the centre of mass, angular
 velocity), world; ``body_f`` = (force at the centre of mass, torque), world,
 external: a step applies it and leaves it as it is.
 
-Semi-implicit step: ``ground_contact_force_kernel`` (one thread per contact)
+Semi-implicit step: ``rigid_contact_force_kernel`` (one thread per contact)
 adds penalty forces (warp.sim's ``eval_rigid_contacts``: ``ke`` on the depth,
 ``kd`` on the approach speed, friction ``min(kf |v_t|, mu f_n)``; a pair's
-``ke, kd, kf, mu`` the mean of its two shapes') into a per-body accumulator;
+``ke, kd, kf, mu`` the mean of its two shapes') into a per-body accumulator, the
+opposite force on shape1's body;
 ``integrate_bodies_kernel`` (one thread per body) applies them with gravity
 (symplectic Euler, gyroscopic term, angular damping) and clears the accumulator.
 """
@@ -48,15 +49,30 @@ def angular_acceleration(q: sim.quat, w: sim.vec3, torque: sim.vec3, inertia: si
 
 
 @sim.func
-def contact_separation(X: sim.transform, point0: sim.vec3, point1: sim.vec3, normal: sim.vec3,
-                       thickness: float):
-    """(world contact point on the body, separation along the normal; < 0 penetrates)."""
-    p = sim.transform_point(X, point0)
-    return p, sim.dot(normal, p - point1) - thickness
+def body_point(b: int, point: sim.vec3, body_q: TRANSFORMS, body_com: VEC3):
+    """(world position of *point* of body *b*'s frame, its offset from the centre of
+    mass); body -1 (static): *point* is world."""
+    p = point
+    r = sim.vec3()
+    if b >= 0:
+        X = body_q[b]
+        p = sim.transform_point(X, point)
+        r = p - sim.transform_point(X, body_com[b])
+    return p, r
+
+
+@sim.func
+def point_velocity(b: int, r: sim.vec3, body_qd: SPATIAL):
+    """The world velocity of body *b*'s point at offset *r* from its centre of mass."""
+    v = sim.vec3()
+    if b >= 0:
+        qd = body_qd[b]
+        v = sim.spatial_top(qd) + sim.cross(sim.spatial_bottom(qd), r)
+    return v
 
 
 @sim.kernel
-def ground_contact_force_kernel(
+def rigid_contact_force_kernel(
         body_q: TRANSFORMS, body_qd: SPATIAL, body_com: VEC3, shape_body: INTS,
         shape_ke: FLOATS, shape_kd: FLOATS, shape_kf: FLOATS, shape_mu: FLOATS,
         contact_count: INTS, contact_shape0: INTS, contact_shape1: INTS, contact_point0: VEC3,
@@ -66,19 +82,18 @@ def ground_contact_force_kernel(
     if c < contact_count[0]:
         s0 = contact_shape0[c]
         s1 = contact_shape1[c]
-        b = shape_body[s0]
-        X = body_q[b]
+        b0 = shape_body[s0]
+        b1 = shape_body[s1]
         n = contact_normal[c]
-        p, d = contact_separation(X, contact_point0[c], contact_point1[c], n,
-                                  contact_thickness0[c] + contact_thickness1[c])
+        p0, r0 = body_point(b0, contact_point0[c], body_q, body_com)
+        p1, r1 = body_point(b1, contact_point1[c], body_q, body_com)
+        d = sim.dot(n, p0 - p1) - contact_thickness0[c] - contact_thickness1[c]
         if d < 0.0:
             ke = 0.5 * (shape_ke[s0] + shape_ke[s1])
             kd = 0.5 * (shape_kd[s0] + shape_kd[s1])
             kf = 0.5 * (shape_kf[s0] + shape_kf[s1])
             mu = 0.5 * (shape_mu[s0] + shape_mu[s1])
-            r = p - sim.transform_point(X, body_com[b])
-            qd = body_qd[b]
-            v = sim.spatial_top(qd) + sim.cross(sim.spatial_bottom(qd), r)
+            v = point_velocity(b0, r0, body_qd) - point_velocity(b1, r1, body_qd)
             vn = sim.dot(n, v)
             vt = v - n * vn
             fn = -ke * d - kd * sim.min(vn, 0.0)
@@ -86,7 +101,10 @@ def ground_contact_force_kernel(
             vt_len = sim.length(vt)
             if vt_len > 0.0:
                 f = f - vt * (sim.min(kf * vt_len, mu * fn) / vt_len)
-            sim.atomic_add(body_contact_f, b, sim.spatial_vector(f, sim.cross(r, f)))
+            if b0 >= 0:
+                sim.atomic_add(body_contact_f, b0, sim.spatial_vector(f, sim.cross(r0, f)))
+            if b1 >= 0:
+                sim.atomic_add(body_contact_f, b1, sim.spatial_vector(-f, -sim.cross(r1, f)))
 
 
 @sim.kernel

@@ -39,7 +39,7 @@ def _contacts(solver, contacts):
 
 
 def step_semi_implicit(solver, state_in, state_out, contacts, dt):
-    """Penalty ground contacts, then symplectic Euler of the bodies."""
+    """Penalty rigid contacts, then symplectic Euler of the bodies."""
     m = solver.model
     call = "SolverSemiImplicit.step"
     _check_states(call, m, (("state_in", state_in), ("state_out", state_out)))
@@ -52,7 +52,7 @@ def step_semi_implicit(solver, state_in, state_out, contacts, dt):
     contact_f = _scratch(solver, "contact_f",
                          lambda: xp.zeros((m.body_count, 6), dtype=np.float32))
     if contacts.rigid_contact_max:
-        solver._launch(rigid_kernels.ground_contact_force_kernel, contacts.rigid_contact_max, [
+        solver._launch(rigid_kernels.rigid_contact_force_kernel, contacts.rigid_contact_max, [
             state_in.body_q, state_in.body_qd, m.body_com, m.shape_body, m.shape_material_ke,
             m.shape_material_kd, m.shape_material_kf, m.shape_material_mu,
             *rigid_contact_arrays(contacts), contact_f])
@@ -94,7 +94,7 @@ def _joint_targets(solver, control):
 
 
 def step_xpbd(solver, state_in, state_out, control, contacts, dt):
-    """One XPBD substep of the bodies, joints (with their drives) and ground contacts
+    """One XPBD substep of the bodies, joints (with their drives) and rigid contacts
     (one launch)."""
     m = solver.model
     _check_states("SolverXPBD.step", m, (("state_in", state_in), ("state_out", state_out)))

@@ -30,7 +30,7 @@ class SolverXPBD(SubstepLaunches):
     """XPBD (API-physics.md): springs as compliant distance constraints (compliance
     ``1 / ke``), bending edges, neo-Hookean tetrahedra, contacts with friction.
 
-    Rigid bodies, joints and ground contacts follow Müller et al. 2020 (xpbd_rigid.py);
+    Rigid bodies, joints and rigid contacts follow Müller et al. 2020 (xpbd_rigid.py);
     ``angular_damping`` damps the bodies' angular velocities.
     ``fuse``: None chooses (one serial Gauss-Seidel launch per substep for small CPU
     models), True or False forces it (True on the CPU only).

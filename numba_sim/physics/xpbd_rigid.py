@@ -1,4 +1,4 @@
-"""Rigid bodies, joints and ground contacts of ``SolverXPBD``: Müller, Macklin,
+"""Rigid bodies, joints and rigid contacts of ``SolverXPBD``: Müller, Macklin,
 Chentanez, Jeschke, Kim 2020, "Detailed rigid body simulation with extended
 position based dynamics" (Algorithm 2), one substep per ``step``.
 
@@ -32,8 +32,8 @@ bodies, joints and contacts in one launch per substep.
 
 import numba_sim as sim
 from numba_sim.physics.rigid_kernels import (
-    FLOATS, INTS, MAT33, SPATIAL, TRANSFORMS, VEC3, angular_acceleration, integrate_rotation,
-    world_inverse_inertia,
+    FLOATS, INTS, MAT33, SPATIAL, TRANSFORMS, VEC3, angular_acceleration, body_point,
+    integrate_rotation, point_velocity, world_inverse_inertia,
 )
 
 QUATS = sim.array(dtype=sim.quat)
@@ -99,6 +99,18 @@ def apply_positional(b1: int, b2: int, r1: sim.vec3, r2: sim.vec3, corr: sim.vec
                 xs[b2] = xs[b2] - p * m2
                 qs[b2] = integrate_rotation(qs[b2], I2 * sim.cross(r2, p), -1.0)
     return dlam
+
+
+@sim.func
+def solving_point(b: int, point: sim.vec3, xs: VEC3, qs: QUATS, com: VEC3):
+    """(world position of *point* of body *b*'s frame at the solver's current pose, its
+    offset from the centre of mass); body -1 (static): *point* is world."""
+    p = point
+    r = sim.vec3()
+    if b >= 0:
+        r = sim.quat_rotate(qs[b], point - com[b])
+        p = xs[b] + r
+    return p, r
 
 
 @sim.func
@@ -452,12 +464,12 @@ def xpbd_rigid_substep_kernel(
     n_contacts = contacts.count[0]
     # 1. normal velocities before the step
     for c in range(n_contacts):
-        b = shape_body[contact_shape0[c]]
-        X = body_q[b]
-        r = sim.quat_rotate(sim.transform_get_rotation(X), contact_point0[c] - com[b])
-        qd = body_qd[b]
-        contact_vn[c] = sim.dot(contact_normal[c],
-                                sim.spatial_top(qd) + sim.cross(sim.spatial_bottom(qd), r))
+        b0 = shape_body[contact_shape0[c]]
+        b1 = shape_body[contact_shape1[c]]
+        p0, r0 = body_point(b0, contact_point0[c], body_q, com)
+        p1, r1 = body_point(b1, contact_point1[c], body_q, com)
+        contact_vn[c] = sim.dot(contact_normal[c], point_velocity(b0, r0, body_qd) -
+                                point_velocity(b1, r1, body_qd))
         contact_lambda[c] = 0.0
     # drives: each driven coordinate at the start of the substep (its rate's reference)
     for b in range(body_count):
@@ -515,14 +527,15 @@ def xpbd_rigid_substep_kernel(
                         joint_target_ke[d], joint_target_kd[d], drive_start[d],
                         drive_lambda[d], dt, xs, qs, com, inv_mass, inertia, inv_inertia)
         for c in range(n_contacts):
-            b = shape_body[contact_shape0[c]]
+            b0 = shape_body[contact_shape0[c]]
+            b1 = shape_body[contact_shape1[c]]
             n = contact_normal[c]
-            r = sim.quat_rotate(qs[b], contact_point0[c] - com[b])
-            depth = sim.dot(n, xs[b] + r - contact_point1[c]) - contact_thickness0[c] - \
-                contact_thickness1[c]
+            p0, r0 = solving_point(b0, contact_point0[c], xs, qs, com)
+            p1, r1 = solving_point(b1, contact_point1[c], xs, qs, com)
+            depth = sim.dot(n, p0 - p1) - contact_thickness0[c] - contact_thickness1[c]
             if depth < 0.0:
                 contact_lambda[c] = contact_lambda[c] + apply_positional(
-                    -1, b, sim.vec3(), r, n * (-depth), xs, qs, inv_mass, inv_inertia)
+                    b1, b0, r1, r0, n * (-depth), xs, qs, inv_mass, inv_inertia)
     # 4. velocities from positions
     for b in range(body_count):
         if inv_mass[b] > 0.0:
@@ -544,11 +557,12 @@ def xpbd_rigid_substep_kernel(
             if lam < 0.0:
                 s0 = contact_shape0[c]
                 s1 = contact_shape1[c]
-                b = shape_body[s0]
+                b0 = shape_body[s0]
+                b1 = shape_body[s1]
                 n = contact_normal[c]
-                r = sim.quat_rotate(qs[b], contact_point0[c] - com[b])
-                qd = body_qd_out[b]
-                v = sim.spatial_top(qd) + sim.cross(sim.spatial_bottom(qd), r)
+                p0, r0 = solving_point(b0, contact_point0[c], xs, qs, com)
+                p1, r1 = solving_point(b1, contact_point1[c], xs, qs, com)
+                v = point_velocity(b0, r0, body_qd_out) - point_velocity(b1, r1, body_qd_out)
                 vn = sim.dot(n, v)
                 vt = v - n * vn
                 vt_len = sim.length(vt)
@@ -556,17 +570,16 @@ def xpbd_rigid_substep_kernel(
                     # Coulomb: the friction impulse is at most mu times the normal impulse
                     # (lambda_n / h); as a velocity change, times the tangent's inverse mass
                     t = vt / vt_len
-                    rt = sim.cross(r, t)
-                    w_t = inv_mass[b] + sim.dot(rt, inverse_inertia_of(b, qs, inv_inertia) * rt)
+                    w_t = positional_inverse_mass(b1, b0, r1, r0, t, qs, inv_mass, inv_inertia)
                     mu = 0.5 * (shape_mu[s0] + shape_mu[s1])
-                    apply_velocity_change(-1, b, sim.vec3(), r,
+                    apply_velocity_change(b1, b0, r1, r0,
                                           t * (-sim.min(mu * (-lam / dt) * w_t, vt_len)), qs,
                                           body_qd_out, inv_mass, inv_inertia)
                 e = 0.5 * (shape_restitution[s0] + shape_restitution[s1])
                 if sim.abs(vn) <= 2.0 * g * dt:
                     e = 0.0
                 dv_n = n * (sim.max(-e * contact_vn[c], 0.0) - vn)
-                apply_velocity_change(-1, b, sim.vec3(), r, dv_n, qs, body_qd_out, inv_mass,
+                apply_velocity_change(b1, b0, r1, r0, dv_n, qs, body_qd_out, inv_mass,
                                       inv_inertia)
     # 6. poses of the body origins
     for b in range(body_count):
