@@ -1,14 +1,16 @@
 """numba_sim.physics: the simulation layer (API-physics.md), written in numba_sim's
-kernel language: ``ModelBuilder`` describes particles, springs, cloth, soft bodies
-and static collision shapes; ``finalize`` makes a ``Model``; solvers step
+kernel language: ``ModelBuilder`` describes particles, springs, cloth, soft bodies,
+rigid bodies with shapes and joints; ``finalize`` makes a ``Model``; solvers step
 ``State``s."""
 
 from numba_sim.physics.builder import (
     PARTICLE_FLAG_ACTIVE, GeoType, JointType, ModelBuilder, ShapeConfig,
 )
 from numba_sim.physics.model import Contacts, Control, Model, State
+from numba_sim.physics.solver_featherstone import SolverFeatherstone, eval_fk
 from numba_sim.physics.solver_semi_implicit import SolverSemiImplicit
 from numba_sim.physics.solver_xpbd import SolverXPBD
 
 __all__ = ["Contacts", "Control", "GeoType", "JointType", "Model", "ModelBuilder",
-           "PARTICLE_FLAG_ACTIVE", "ShapeConfig", "SolverSemiImplicit", "SolverXPBD", "State"]
+           "PARTICLE_FLAG_ACTIVE", "ShapeConfig", "SolverFeatherstone", "SolverSemiImplicit",
+           "SolverXPBD", "State", "eval_fk"]

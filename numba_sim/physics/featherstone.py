@@ -1,0 +1,395 @@
+"""Reduced-coordinate articulations for ``SolverFeatherstone`` (Featherstone, "Rigid
+Body Dynamics Algorithms", 2008), one thread per articulation.
+
+Spatial quantities are in world coordinates about the world origin, as two vec3s:
+a motion ``(w, v)`` (angular velocity, velocity of the body point at the origin), a
+force ``(n, f)`` (moment about the origin, force).  A body's spatial inertia is
+``(m, h, I)``: its mass, first moment ``h = m c`` (``c`` its centre of mass) and
+rotational inertia about the origin ``I = R I_c R^T + m [c]x [c]x^T``; composites
+add componentwise, and it maps a motion to its momentum ``(I w + h x v, m v - h x w)``.
+
+A joint's motion subspace ``S`` (one column per dof): revolute ``(a, p x a)`` (axis
+``a`` and pivot ``p`` of the parent's joint frame), prismatic ``(0, a)``, ball three
+revolute columns about the parent joint frame's axes (``joint_qd`` is the child's
+angular velocity in that frame; ``joint_q`` the child joint frame's rotation in it),
+free (world parent only) ``(0, e_i)`` then ``(e_i, c x e_i)``: ``joint_qd`` is the
+centre of mass's velocity and the angular velocity (world), as ``body_qd``.
+
+Per articulation and step:
+
+1. forward kinematics and, joint by joint from the root, ``S``, body velocities
+   ``v_c = v_p + S qd``, bias accelerations ``a_c = a_p + dS/dt qd`` (the root
+   accelerates at ``-g``: gravity), and ``f = I a + v x* I v - f_ext`` (``f_ext``:
+   ``body_f`` and the contact forces);
+2. from the leaves: the bias ``C_i = S_i . f``, composite inertias and forces passed
+   to the parent;
+3. the joint-space mass matrix by the composite-rigid-body algorithm, ``H_ij =
+   S_i . (I^c S_j)`` along each joint's path to the root, plus armature; the right side
+   ``tau - C`` with ``tau = joint_f`` + PD drives + limit springs;
+4. a Cholesky solve of ``(H + h kd + h^2 ke) qdd = tau - C`` (the drives' and active
+   limits' stiffness and damping taken implicitly, so stiff drives stay stable);
+5. ``qd += h qdd`` (angular dofs of ball and free joints damped by
+   ``angular_damping``), ``q += h qd`` (quaternions by their rates);
+6. forward kinematics of the new ``q`` into ``body_q`` and ``body_qd``.
+
+Each articulation's mass matrix lives at its own offset (``H_start``) with its own
+size, so articulations of any sizes mix in one model (warp.sim's batched Cholesky
+assumes one size and reads out of bounds otherwise).
+"""
+
+import numba_sim as sim
+from numba_sim.physics.builder_rigid import BALL, FIXED, FREE, PRISMATIC, REVOLUTE
+from numba_sim.physics.rigid_kernels import (
+    FLOATS, INTS, MAT33, SPATIAL, TRANSFORMS, VEC3, integrate_rotation,
+)
+
+
+@sim.struct
+class ArticulationModel:
+    """A model's joint tree and mass properties, as the Featherstone kernels read them."""
+
+    articulation_start: INTS    # first joint of each articulation (count + 1 entries)
+    H_start: INTS               # offset of each articulation's mass matrix
+    joint_type: INTS
+    joint_parent: INTS
+    joint_child: INTS
+    joint_parent_joint: INTS    # the joint of the parent body (-1: none)
+    joint_X_p: TRANSFORMS
+    joint_X_c: TRANSFORMS
+    joint_axis: VEC3
+    joint_q_start: INTS
+    joint_qd_start: INTS
+    joint_armature: FLOATS
+    joint_target_ke: FLOATS
+    joint_target_kd: FLOATS
+    joint_limit_lower: FLOATS
+    joint_limit_upper: FLOATS
+    joint_limit_ke: FLOATS
+    joint_limit_kd: FLOATS
+    body_com: VEC3
+    body_mass: FLOATS
+    body_inertia: MAT33
+
+
+@sim.struct
+class ArticulationScratch:
+    """Per dof: motion subspace columns, right side, accelerations; per body: spatial
+    velocity, bias acceleration, force and composite inertia; the mass matrices."""
+
+    S_w: VEC3
+    S_v: VEC3
+    rhs: FLOATS
+    qdd: FLOATS
+    v_w: VEC3
+    v_v: VEC3
+    a_w: VEC3
+    a_v: VEC3
+    f_n: VEC3
+    f_f: VEC3
+    I_m: FLOATS
+    I_h: VEC3
+    I_r: MAT33
+    H: FLOATS
+
+
+@sim.func
+def joint_motion(jtype: int, axis: sim.vec3, q: FLOATS, qs: int):
+    """The joint's transform X_j(q) from the parent's joint frame to the child's."""
+    X = sim.transform_identity()
+    if jtype == REVOLUTE:
+        X = sim.transform(sim.vec3(), sim.quat_from_axis_angle(axis, q[qs]))
+    elif jtype == PRISMATIC:
+        X = sim.transform(axis * q[qs], sim.quat_identity())
+    elif jtype == BALL:
+        X = sim.transform(sim.vec3(), sim.normalize(sim.quat(q[qs], q[qs + 1], q[qs + 2],
+                                                             q[qs + 3])))
+    elif jtype == FREE:
+        X = sim.transform(sim.vec3(q[qs], q[qs + 1], q[qs + 2]),
+                          sim.normalize(sim.quat(q[qs + 3], q[qs + 4], q[qs + 5], q[qs + 6])))
+    return X
+
+
+@sim.func
+def dof_count(jtype: int):
+    n = 0
+    if jtype == REVOLUTE or jtype == PRISMATIC:
+        n = 1
+    elif jtype == BALL:
+        n = 3
+    elif jtype == FREE:
+        n = 6
+    return n
+
+
+@sim.func
+def parent_pose(parent: int, body_q: TRANSFORMS):
+    X = sim.transform_identity()
+    if parent >= 0:
+        X = body_q[parent]
+    return X
+
+
+@sim.func
+def forward_kinematics(m: ArticulationModel, first: int, last: int, joint_q: FLOATS,
+                       joint_qd: FLOATS, body_q: TRANSFORMS, body_qd: SPATIAL,
+                       scratch: ArticulationScratch):
+    """Body poses of joints first..last-1 from ``joint_q``; with ``joint_qd`` also the
+    motion subspaces and body velocities (scratch) and ``body_qd``."""
+    for k in range(first, last):
+        jtype = m.joint_type[k]
+        parent = m.joint_parent[k]
+        child = m.joint_child[k]
+        d0 = m.joint_qd_start[k]
+        X_wj = parent_pose(parent, body_q) * m.joint_X_p[k]
+        X_wc = X_wj * joint_motion(jtype, m.joint_axis[d0], joint_q, m.joint_q_start[k]) * \
+            sim.transform_inverse(m.joint_X_c[k])
+        body_q[child] = X_wc
+        c = sim.transform_point(X_wc, m.body_com[child])
+        q_wj = sim.transform_get_rotation(X_wj)
+        p = sim.transform_get_translation(X_wj)
+        w = sim.vec3()
+        v = sim.vec3()
+        if parent >= 0:
+            w = scratch.v_w[parent]
+            v = scratch.v_v[parent]
+        n = dof_count(jtype)
+        for i in range(n):
+            sw = sim.vec3()
+            sv = sim.vec3()
+            if jtype == REVOLUTE:
+                sw = sim.quat_rotate(q_wj, m.joint_axis[d0])
+                sv = sim.cross(p, sw)
+            elif jtype == PRISMATIC:
+                sv = sim.quat_rotate(q_wj, m.joint_axis[d0])
+            elif jtype == BALL:
+                e = sim.vec3()
+                e[i] = 1.0
+                sw = sim.quat_rotate(q_wj, e)
+                sv = sim.cross(p, sw)
+            else:  # FREE: linear then angular, about the centre of mass
+                e = sim.vec3()
+                e[i % 3] = 1.0
+                if i < 3:
+                    sv = e
+                else:
+                    sw = e
+                    sv = sim.cross(c, e)
+            scratch.S_w[d0 + i] = sw
+            scratch.S_v[d0 + i] = sv
+            w = w + sw * joint_qd[d0 + i]
+            v = v + sv * joint_qd[d0 + i]
+        scratch.v_w[child] = w
+        scratch.v_v[child] = v
+        body_qd[child] = sim.spatial_vector(v + sim.cross(w, c), w)
+
+
+@sim.func
+def momentum(mass: float, h: sim.vec3, I: sim.mat33, w: sim.vec3, v: sim.vec3):
+    """A spatial inertia (m, h, I) times the motion (w, v): (I w + h x v, m v - h x w)."""
+    return I * w + sim.cross(h, v), v * mass - sim.cross(h, w)
+
+
+@sim.func
+def body_inertia_world(m: ArticulationModel, b: int, X: sim.transform):
+    mass = m.body_mass[b]
+    c = sim.transform_point(X, m.body_com[b])
+    R = sim.quat_to_matrix(sim.transform_get_rotation(X))
+    C = sim.skew(c)
+    return mass, c * mass, R * m.body_inertia[b] * sim.transpose(R) + \
+        C * sim.transpose(C) * mass
+
+
+@sim.kernel
+def featherstone_step_kernel(
+        model: ArticulationModel, scratch: ArticulationScratch, body_f: SPATIAL,
+        contact_f: SPATIAL, joint_q: FLOATS, joint_qd: FLOATS,
+        joint_f: FLOATS, target_q: FLOATS, target_qd: FLOATS, gravity: sim.vec3,
+        angular_damping: float, dt: float, joint_q_out: FLOATS, joint_qd_out: FLOATS,
+        body_q: TRANSFORMS, body_qd: SPATIAL):
+    a = sim.tid()
+    m = model
+    first = m.articulation_start[a]
+    last = m.articulation_start[a + 1]
+    dof0 = m.joint_qd_start[first]
+    dofs = m.joint_qd_start[last] - dof0
+    H0 = m.H_start[a]
+    # 1. kinematics, velocities, bias accelerations and forces, root to leaves
+    forward_kinematics(m, first, last, joint_q, joint_qd, body_q, body_qd, scratch)
+    for k in range(first, last):
+        jtype = m.joint_type[k]
+        parent = m.joint_parent[k]
+        child = m.joint_child[k]
+        d0 = m.joint_qd_start[k]
+        aw = sim.vec3()
+        av = -gravity
+        pw = sim.vec3()
+        pv = sim.vec3()
+        if parent >= 0:
+            aw = scratch.a_w[parent]
+            av = scratch.a_v[parent]
+            pw = scratch.v_w[parent]
+            pv = scratch.v_v[parent]
+        cw = scratch.v_w[child]
+        cv = scratch.v_v[child]
+        X = body_q[child]
+        c = sim.transform_point(X, m.body_com[child])
+        c_dot = cv + sim.cross(cw, c)
+        for i in range(dof_count(jtype)):
+            sw = scratch.S_w[d0 + i]
+            sv = scratch.S_v[d0 + i]
+            qd = joint_qd[d0 + i]
+            if jtype == FREE:
+                if i >= 3:   # d/dt (e, c x e) = (0, c' x e)
+                    av = av + sim.cross(c_dot, sw) * qd
+            else:        # S moves with the parent: dS/dt = v_parent x S
+                aw = aw + sim.cross(pw, sw) * qd
+                av = av + (sim.cross(pw, sv) + sim.cross(pv, sw)) * qd
+        scratch.a_w[child] = aw
+        scratch.a_v[child] = av
+        mass, h, I = body_inertia_world(m, child, X)
+        scratch.I_m[child] = mass
+        scratch.I_h[child] = h
+        scratch.I_r[child] = I
+        fn, ff = momentum(mass, h, I, aw, av)
+        ln, lf = momentum(mass, h, I, cw, cv)
+        fn = fn + sim.cross(cw, ln) + sim.cross(cv, lf)
+        ff = ff + sim.cross(cw, lf)
+        ext = body_f[child] + contact_f[child]
+        contact_f[child] = sim.spatial_vector()   # (accumulated anew each step)
+        force = sim.spatial_top(ext)
+        fn = fn - sim.spatial_bottom(ext) - sim.cross(c, force)
+        ff = ff - force
+        scratch.f_n[child] = fn
+        scratch.f_f[child] = ff
+    # 2. bias forces and composite inertias, leaves to root
+    for kk in range(last - first):
+        k = last - 1 - kk
+        parent = m.joint_parent[k]
+        child = m.joint_child[k]
+        d0 = m.joint_qd_start[k]
+        fn = scratch.f_n[child]
+        ff = scratch.f_f[child]
+        for i in range(dof_count(m.joint_type[k])):
+            scratch.rhs[d0 + i] = -(sim.dot(scratch.S_w[d0 + i], fn) +
+                                    sim.dot(scratch.S_v[d0 + i], ff))
+        if parent >= 0:
+            scratch.f_n[parent] = scratch.f_n[parent] + fn
+            scratch.f_f[parent] = scratch.f_f[parent] + ff
+            scratch.I_m[parent] = scratch.I_m[parent] + scratch.I_m[child]
+            scratch.I_h[parent] = scratch.I_h[parent] + scratch.I_h[child]
+            scratch.I_r[parent] = scratch.I_r[parent] + scratch.I_r[child]
+    # 3. the mass matrix (composite rigid bodies), armature, drives, limits
+    for k in range(first, last):
+        child = m.joint_child[k]
+        d0 = m.joint_qd_start[k]
+        jtype = m.joint_type[k]
+        for i in range(dof_count(jtype)):
+            di = d0 + i
+            Fn, Ff = momentum(scratch.I_m[child], scratch.I_h[child], scratch.I_r[child],
+                              scratch.S_w[di], scratch.S_v[di])
+            row = di - dof0
+            for jj in range(dof_count(jtype)):
+                dj = d0 + jj
+                scratch.H[H0 + row * dofs + dj - dof0] = \
+                    sim.dot(scratch.S_w[dj], Fn) + sim.dot(scratch.S_v[dj], Ff)
+            l = m.joint_parent_joint[k]
+            while l >= 0:
+                e0 = m.joint_qd_start[l]
+                for jj in range(dof_count(m.joint_type[l])):
+                    dj = e0 + jj
+                    value = sim.dot(scratch.S_w[dj], Fn) + sim.dot(scratch.S_v[dj], Ff)
+                    scratch.H[H0 + row * dofs + dj - dof0] = value
+                    scratch.H[H0 + (dj - dof0) * dofs + row] = value
+                l = m.joint_parent_joint[l]
+            diag = H0 + row * dofs + row
+            scratch.H[diag] = scratch.H[diag] + m.joint_armature[di]
+            tau = joint_f[di]
+            if jtype == REVOLUTE or jtype == PRISMATIC:
+                q = joint_q[m.joint_q_start[k]]
+                qd = joint_qd[di]
+                ke = m.joint_target_ke[di]
+                kd = m.joint_target_kd[di]
+                tau = tau + ke * (target_q[di] - q) + kd * (target_qd[di] - qd)
+                stiff = ke
+                damp = kd
+                bound = q
+                if q < m.joint_limit_lower[di]:
+                    bound = m.joint_limit_lower[di]
+                elif q > m.joint_limit_upper[di]:
+                    bound = m.joint_limit_upper[di]
+                if bound != q:
+                    tau = tau + m.joint_limit_ke[di] * (bound - q) - m.joint_limit_kd[di] * qd
+                    stiff = stiff + m.joint_limit_ke[di]
+                    damp = damp + m.joint_limit_kd[di]
+                scratch.H[diag] = scratch.H[diag] + dt * damp + dt * dt * stiff
+            scratch.rhs[di] = scratch.rhs[di] + tau
+    # 4. Cholesky: H = L L^T in place (lower triangle), then L L^T qdd = rhs
+    for j in range(dofs):
+        s = scratch.H[H0 + j * dofs + j]
+        for k in range(j):
+            s = s - scratch.H[H0 + j * dofs + k] * scratch.H[H0 + j * dofs + k]
+        ljj = sim.sqrt(sim.max(s, 1.0e-20))
+        scratch.H[H0 + j * dofs + j] = ljj
+        for i in range(j + 1, dofs):
+            s = scratch.H[H0 + i * dofs + j]
+            for k in range(j):
+                s = s - scratch.H[H0 + i * dofs + k] * scratch.H[H0 + j * dofs + k]
+            scratch.H[H0 + i * dofs + j] = s / ljj
+    for i in range(dofs):
+        s = scratch.rhs[dof0 + i]
+        for k in range(i):
+            s = s - scratch.H[H0 + i * dofs + k] * scratch.qdd[dof0 + k]
+        scratch.qdd[dof0 + i] = s / scratch.H[H0 + i * dofs + i]
+    for ii in range(dofs):
+        i = dofs - 1 - ii
+        s = scratch.qdd[dof0 + i]
+        for k in range(i + 1, dofs):
+            s = s - scratch.H[H0 + k * dofs + i] * scratch.qdd[dof0 + k]
+        scratch.qdd[dof0 + i] = s / scratch.H[H0 + i * dofs + i]
+    # 5. integrate the joint coordinates
+    for k in range(first, last):
+        jtype = m.joint_type[k]
+        d0 = m.joint_qd_start[k]
+        q0 = m.joint_q_start[k]
+        n = dof_count(jtype)
+        for i in range(n):
+            qd = joint_qd[d0 + i] + scratch.qdd[d0 + i] * dt
+            if (jtype == BALL or (jtype == FREE and i >= 3)) and angular_damping > 0.0:
+                qd = qd * (1.0 - angular_damping * dt)
+            joint_qd_out[d0 + i] = qd
+        if jtype == REVOLUTE or jtype == PRISMATIC:
+            joint_q_out[q0] = joint_q[q0] + joint_qd_out[d0] * dt
+        elif jtype == BALL:
+            q = integrate_rotation(
+                sim.quat(joint_q[q0], joint_q[q0 + 1], joint_q[q0 + 2], joint_q[q0 + 3]),
+                sim.vec3(joint_qd_out[d0], joint_qd_out[d0 + 1], joint_qd_out[d0 + 2]), dt)
+            for i in range(4):
+                joint_q_out[q0 + i] = q[i]
+        elif jtype == FREE:
+            # the child's centre of mass and rotation by their rates, back to (p, q)
+            child = m.joint_child[k]
+            X = body_q[child]
+            com = m.body_com[child]
+            v = sim.vec3(joint_qd_out[d0], joint_qd_out[d0 + 1], joint_qd_out[d0 + 2])
+            w = sim.vec3(joint_qd_out[d0 + 3], joint_qd_out[d0 + 4], joint_qd_out[d0 + 5])
+            rot = integrate_rotation(sim.transform_get_rotation(X), w, dt)
+            c = sim.transform_point(X, com) + v * dt
+            X_wc = sim.transform(c - sim.quat_rotate(rot, com), rot)
+            X_j = sim.transform_inverse(parent_pose(m.joint_parent[k], body_q) *
+                                        m.joint_X_p[k]) * X_wc * m.joint_X_c[k]
+            p = sim.transform_get_translation(X_j)
+            r = sim.transform_get_rotation(X_j)
+            for i in range(3):
+                joint_q_out[q0 + i] = p[i]
+            for i in range(4):
+                joint_q_out[q0 + 3 + i] = r[i]
+    # 6. poses and velocities of the new coordinates
+    forward_kinematics(m, first, last, joint_q_out, joint_qd_out, body_q, body_qd, scratch)
+
+
+@sim.kernel
+def eval_fk_kernel(model: ArticulationModel, scratch: ArticulationScratch, joint_q: FLOATS,
+                   joint_qd: FLOATS, body_q: TRANSFORMS, body_qd: SPATIAL):
+    a = sim.tid()
+    forward_kinematics(model, model.articulation_start[a], model.articulation_start[a + 1],
+                       joint_q, joint_qd, body_q, body_qd, scratch)

@@ -1,0 +1,289 @@
+"""SolverFeatherstone (reduced coordinates), checked by physics: a pendulum's period
+against 2 pi sqrt(I_pivot / (m g d)), a 3-link chain keeping its energy and its joints,
+free fall of a floating body, a ball joint's swing, a drive reaching its target, a
+limit holding, articulations of different sizes in one model moving as they do alone,
+contacts carrying a floating box, bad input, and the CUDA compile offline."""
+
+import math
+
+import numpy as np
+import pytest
+
+import numba_sim as sim
+from numba_sim import physics
+from numba_sim.physics import featherstone
+
+from test_physics_rigid import G, chain_energy_and_gap, pendulum_model, tilt
+
+
+def chain_model(links=3, half=0.25, builder=None, pivot=(0.0, 0.0, 3.0)):
+    """A chain of box links hinged about x at a pivot (its joints at angle 0: held out
+    horizontally along +y)."""
+    b = builder or physics.ModelBuilder(gravity=-G)
+    pivot = np.asarray(pivot, dtype=np.float64)
+    parent = -1
+    for k in range(links):
+        body = b.add_body(xform=(pivot + np.array([0.0, half * (2 * k + 1), 0.0]), None))
+        b.add_shape_box(body, hx=0.03, hy=half, hz=0.03)
+        b.add_joint_revolute(parent, body,
+                             parent_xform=(pivot if parent < 0 else (0.0, half, 0.0), None),
+                             child_xform=((0.0, -half, 0.0), None), axis=(1.0, 0.0, 0.0))
+        parent = body
+    return b
+
+
+def start(model, **coordinates):
+    """A state with the given joint coordinates (index: value) and its body poses."""
+    state = model.state()
+    for index, value in coordinates.items():
+        state.joint_q[int(index[1:])] = value
+    physics.eval_fk(model, state.joint_q, state.joint_qd, state)
+    return state
+
+
+def test_pendulum_period_matches_the_physical_pendulum_within_0_2_percent():
+    theta0 = 0.05
+    model = pendulum_model(0.0)
+    state = start(model, q0=theta0)
+    solver = physics.SolverFeatherstone(model, angular_damping=0.0)
+    dt = 1.0 / 600.0
+    angles = []
+    for _ in range(3000):
+        solver.step(state, state, None, None, dt)
+        angles.append(float(state.joint_q[0]))
+    angles = np.array(angles)
+    t = dt * (np.arange(len(angles)) + 1)
+    down = [t[k] + angles[k] * dt / (angles[k] - angles[k + 1])
+            for k in range(len(angles) - 1) if angles[k] > 0.0 >= angles[k + 1]]
+    m, d = float(model.body_mass[0]), 0.5
+    inertia_pivot = float(model.body_inertia[0][0, 0]) + m * d * d
+    expected = 2.0 * math.pi * math.sqrt(inertia_pivot / (m * G * d)) * (1.0 + theta0 ** 2 / 16)
+    assert len(down) >= 3
+    assert float(np.mean(np.diff(down))) == pytest.approx(expected, rel=2e-3)
+    assert np.abs(angles[-int(expected / dt):]).max() == pytest.approx(theta0, rel=1e-3)
+    # the body follows the joint: its top end stays at the pivot
+    top = state.body_q[0, :3] + physics.checks.quat_rotate(
+        state.body_q[0, 3:].astype(np.float64), np.array([0.0, 0.0, 0.5]))
+    np.testing.assert_allclose(top, model.joint_X_p[0, :3], atol=1e-5)
+
+
+def test_three_link_chain_keeps_its_energy_and_its_joints():
+    model = chain_model().finalize()
+    state = start(model, q0=-math.pi / 4)
+    solver = physics.SolverFeatherstone(model, angular_damping=0.0)
+    energies, gaps = [chain_energy_and_gap(model, state)[0]], []
+    for _ in range(120):
+        for _ in range(20):
+            solver.step(state, state, None, None, 1.0 / 1200.0)
+        energy, gap = chain_energy_and_gap(model, state)
+        energies.append(energy)
+        gaps.append(gap)
+    energies = np.array(energies)
+    assert energies[0] < -20.0                       # potential zero at the pivot
+    assert (energies.max() - energies.min()) < 0.01 * abs(energies[0])
+    assert max(gaps) < 1e-5
+    assert np.ptp(state.joint_q) > 0.1               # it moved
+
+
+def test_articulations_of_different_sizes_move_as_they_do_alone():
+    """warp.sim's Featherstone reads out of bounds when articulation sizes differ."""
+    def run(builder):
+        model = builder.finalize()
+        state = model.state()
+        state.joint_q[:] = -0.3
+        physics.eval_fk(model, state.joint_q, state.joint_qd, state)
+        solver = physics.SolverFeatherstone(model, angular_damping=0.0)
+        for _ in range(300):
+            solver.step(state, state, None, None, 1.0 / 600.0)
+        return state.body_q.copy(), state.joint_q.copy()
+
+    one = chain_model(1, pivot=(0.0, 0.0, 3.0))
+    three = chain_model(3, pivot=(2.0, 0.0, 3.0))
+    both = chain_model(3, pivot=(2.0, 0.0, 3.0), builder=chain_model(1, pivot=(0.0, 0.0, 3.0)))
+    q1, j1 = run(one)
+    q3, j3 = run(three)
+    q, j = run(both)
+    np.testing.assert_array_equal(q, np.concatenate([q1, q3]))
+    np.testing.assert_array_equal(j, np.concatenate([j1, j3]))
+
+
+def floating_box(z=1.0, gravity=-G, ground=False):
+    b = physics.ModelBuilder(gravity=gravity)
+    body = b.add_body(xform=((0.0, 0.0, z), None))
+    b.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+    b.add_joint_free(body)
+    if ground:
+        b.add_ground_plane()
+    return b.finalize()
+
+
+def test_a_free_body_falls_by_the_symplectic_euler_formula_and_spins_freely():
+    model = floating_box()
+    state = model.state()
+    state.joint_qd[3:6] = (0.0, 0.0, 2.0)             # spin about the vertical
+    solver = physics.SolverFeatherstone(model, angular_damping=0.0)
+    dt, n = 1.0 / 600.0, 120
+    for _ in range(n):
+        solver.step(state, state, None, None, dt)
+    assert state.body_q[0, 2] == pytest.approx(1.0 - G * dt * dt * n * (n + 1) / 2, abs=1e-5)
+    assert state.body_qd[0, 2] == pytest.approx(-G * dt * n, rel=1e-5)
+    np.testing.assert_allclose(state.body_qd[0, 3:], [0.0, 0.0, 2.0], atol=1e-5)
+    spin = 2.0 * math.atan2(float(state.body_q[0, 5]), float(state.body_q[0, 6]))
+    assert spin == pytest.approx(2.0 * dt * n, abs=1e-4)
+    np.testing.assert_allclose(state.joint_q[:3], state.body_q[0, :3], atol=1e-6)
+
+
+def test_a_floating_box_comes_to_rest_on_the_ground_at_the_penalty_equilibrium():
+    model = floating_box(z=0.12, ground=True)
+    solver = physics.SolverFeatherstone(model)
+    state, contacts = model.state(), model.contacts()
+    for _ in range(120):
+        model.collide(state, contacts)
+        for _ in range(20):
+            solver.step(state, state, None, contacts, 1.0 / 1200.0)
+    depth = float(model.body_mass[0]) * G / (4 * 1.0e5)
+    assert state.body_q[0, 2] == pytest.approx(0.1 - depth, abs=0.02 * depth)
+    assert np.abs(state.body_qd[0]).max() < 1e-3
+    assert tilt(state.body_q[0, 3:]) < 1e-2
+
+
+def test_a_ball_joint_swings_through_and_holds():
+    model = pendulum_model(0.0, joint="ball")
+    state = model.state()
+    s = math.sin(0.25)
+    state.joint_q[0:4] = (s, 0.0, 0.0, math.cos(0.25))    # 0.5 rad about x
+    physics.eval_fk(model, state.joint_q, state.joint_qd, state)
+    solver = physics.SolverFeatherstone(model, angular_damping=0.0)
+    lowest = 1.0
+    for _ in range(600):
+        solver.step(state, state, None, None, 1.0 / 600.0)
+        lowest = min(lowest, float(state.joint_q[0]))
+    assert lowest < -0.2                               # swung to the other side
+    top = state.body_q[0, :3] + physics.checks.quat_rotate(
+        state.body_q[0, 3:].astype(np.float64), np.array([0.0, 0.0, 0.5]))
+    np.testing.assert_allclose(top, model.joint_X_p[0, :3], atol=1e-5)
+    assert np.linalg.norm(state.joint_q[0:4]) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_a_revolute_drive_reaches_its_target():
+    b = physics.ModelBuilder(gravity=0.0)
+    body = b.add_body(xform=((0.0, 0.3, 1.0), None))
+    b.add_shape_box(body, hx=0.05, hy=0.3, hz=0.05)
+    b.add_joint_revolute(-1, body, parent_xform=((0.0, 0.0, 1.0), None),
+                         child_xform=((0.0, -0.3, 0.0), None), axis=(1.0, 0.0, 0.0),
+                         target_q=0.7, target_ke=2000.0, target_kd=100.0)
+    model = b.finalize()
+    solver = physics.SolverFeatherstone(model)
+    state, control = model.state(), model.control()
+    for _ in range(600):
+        solver.step(state, state, None, None, 1.0 / 600.0)
+    assert state.joint_q[0] == pytest.approx(0.7, abs=1e-4)
+    control.joint_target_q[0] = -0.4
+    for _ in range(600):
+        solver.step(state, state, control, None, 1.0 / 600.0)
+    assert state.joint_q[0] == pytest.approx(-0.4, abs=1e-4)
+    assert abs(state.joint_qd[0]) < 1e-3
+
+
+def test_a_stiff_joint_limit_holds_within_a_hundredth_of_a_radian():
+    """A bar held out horizontally falls onto a 0.2 rad limit (limit_ke 1e5, taken
+    implicitly: stable at 600 Hz); it overshoots by about sqrt(2 E / ke) and rests
+    m g d / ke past it."""
+    b = physics.ModelBuilder(gravity=-G)
+    body = b.add_body(xform=((0.0, 0.3, 1.0), None))
+    b.add_shape_box(body, hx=0.05, hy=0.3, hz=0.05)
+    b.add_joint_revolute(-1, body, parent_xform=((0.0, 0.0, 1.0), None),
+                         child_xform=((0.0, -0.3, 0.0), None), axis=(1.0, 0.0, 0.0),
+                         limit_lower=-0.2, limit_upper=0.2, limit_ke=1.0e5, limit_kd=100.0)
+    model = b.finalize()
+    solver = physics.SolverFeatherstone(model)
+    state = model.state()
+    angles = []
+    for _ in range(1200):
+        solver.step(state, state, None, None, 1.0 / 600.0)
+        angles.append(float(state.joint_q[0]))
+    assert min(angles) > -0.2 - 1e-2
+    m, d = float(model.body_mass[0]), 0.3
+    assert angles[-1] == pytest.approx(-0.2 - m * G * d * math.cos(0.2) / 1.0e5, abs=1e-4)
+    assert abs(state.joint_qd[0]) < 1e-3
+
+
+def test_eval_fk_places_the_bodies_of_a_chain():
+    model = chain_model().finalize()
+    state = start(model, q0=math.pi / 2)                 # straight up from the pivot
+    np.testing.assert_allclose(state.body_q[:, 2], [3.25, 3.75, 4.25], atol=1e-6)
+    np.testing.assert_allclose(state.body_q[:, 1], 0.0, atol=1e-6)
+
+
+BAD_INPUT = [
+    (lambda: physics.SolverFeatherstone(floating_box(), angular_damping=-1.0),
+     r"SolverFeatherstone: angular_damping must be finite and >= 0, got -1.0"),
+    (lambda: physics.SolverFeatherstone(floating_box(), update_mass_matrix_interval=0),
+     r"SolverFeatherstone: update_mass_matrix_interval must be an int >= 1, got 0"),
+    (lambda: physics.SolverFeatherstone("model"),
+     r"SolverFeatherstone: model must be a physics Model"),
+]
+
+
+@pytest.mark.parametrize("make, message", BAD_INPUT)
+def test_bad_settings_raise_value_errors(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_a_body_without_a_joint_is_named():
+    b = physics.ModelBuilder()
+    b.add_body(mass=1.0, inertia=(1, 1, 1))
+    body = b.add_body(mass=1.0, inertia=(1, 1, 1))
+    b.add_joint_free(body)
+    with pytest.raises(ValueError, match=r"SolverFeatherstone: bodies \[0\] have no joint"):
+        physics.SolverFeatherstone(b.finalize())
+
+
+def test_a_free_joint_under_a_body_and_a_misordered_tree_are_rejected():
+    b = physics.ModelBuilder()
+    a = b.add_body(mass=1.0, inertia=(1, 1, 1))
+    c = b.add_body(mass=1.0, inertia=(1, 1, 1))
+    b.add_joint_revolute(-1, a)
+    b.add_joint_free(c, parent=a)
+    with pytest.raises(ValueError, match=r"joint 1 is a FREE joint under body 0"):
+        physics.SolverFeatherstone(b.finalize())
+    b = physics.ModelBuilder()
+    a = b.add_body(mass=1.0, inertia=(1, 1, 1))
+    c = b.add_body(mass=1.0, inertia=(1, 1, 1))
+    b.add_joint_revolute(a, c)
+    b.add_joint_revolute(-1, a)
+    with pytest.raises(ValueError, match=r"joint 0 comes before its parent's joint"):
+        physics.SolverFeatherstone(b.finalize())
+
+
+def test_eval_fk_checks_its_arrays():
+    model = chain_model().finalize()
+    state = model.state()
+    with pytest.raises(ValueError, match=r"eval_fk: joint_q must have shape \(3,\), got \(2,\)"):
+        physics.eval_fk(model, state.joint_q[:2], state.joint_qd, state)
+
+
+@pytest.mark.parametrize("name", ["featherstone_step_kernel", "eval_fk_kernel"])
+def test_featherstone_kernels_compile_for_cuda_offline(name, private_device_code_cache):
+    model = chain_model().finalize()
+    solver = physics.SolverFeatherstone(model)
+    state = model.state()
+    solver.step(state, state, None, None, 1e-3)         # the recorded launch's inputs
+    step_inputs = next(v for v in solver._recorded.values()
+                       if v[1] is featherstone.featherstone_step_kernel)[2]
+    if name == "featherstone_step_kernel":
+        kernel, inputs = featherstone.featherstone_step_kernel, list(step_inputs)
+    else:
+        kernel = featherstone.eval_fk_kernel
+        inputs = [step_inputs[0], step_inputs[1], state.joint_q, state.joint_qd, state.body_q,
+                  state.body_qd]
+    library = kernel.compile("cuda", inputs, cc=(7, 5))
+    ptx = library.get_asm_str(cc=(7, 5))
+    assert ".entry" in ptx
+    # no float64 but libdevice's sinf/cosf reduction of huge arguments (Payne-Hanek: an
+    # integer times pi/2 * 2^-64, then back to float32)
+    allowed = ("cvt.rn.f64.s64", "mul.f64", "cvt.rn.f32.f64", ".reg .f64")
+    f64 = [line.strip() for line in ptx.splitlines() if ".f64" in line]
+    assert all(line.startswith(allowed) for line in f64), f64
+    assert all("0d3BF921FB54442D19" in line for line in f64 if line.startswith("mul.f64"))
