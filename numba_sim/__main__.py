@@ -1,7 +1,7 @@
 """Command line: ``python -m numba_sim`` (also installed as ``numba-sim``).
 
     numba-sim run NAME [--device cpu|cuda] [--frames N] [--out FILE]
-                            run a demo (particles, dem, sph, cloth, softbody) and write
+                            run a demo (particles, dem, sph, cloth, softbody, pendulum) and write
                             a PNG or a GIF
     numba-sim info          versions, threading, CUDA devices, toolkit libraries, cache
     numba-sim cache clear   empty the compilation cache
@@ -105,6 +105,7 @@ DEMO_DEFAULTS = {
     "sph": DemoDefaults(120, "gif", {"smoothing_length": 2.0}),
     "cloth": DemoDefaults(90, "png", {}),
     "softbody": DemoDefaults(90, "png", {}),
+    "pendulum": DemoDefaults(180, "gif", {}),
 }
 """Each demo's default frames, output file type and Example options."""
 

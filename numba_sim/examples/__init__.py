@@ -5,7 +5,8 @@ one frame: ``numba-sim run NAME`` or ``python -m numba_sim run NAME``.
 * ``dem``: Warp's example_dem, a granular flow of 65,536 particles with HashGrid contacts;
 * ``sph``: Warp's example_sph, an SPH fluid;
 * ``cloth``: warp.sim's example_cloth on ``numba_sim.physics`` (a sheet draping a sphere);
-* ``softbody``: soft blocks of three stiffnesses dropped onto a sphere (``numba_sim.physics``).
+* ``softbody``: soft blocks of three stiffnesses dropped onto a sphere (``numba_sim.physics``);
+* ``pendulum``: chains of 1, 2, 3 and 5 links swinging (``physics.SolverFeatherstone``).
 """
 
 import importlib
@@ -17,6 +18,7 @@ EXAMPLES = {
     "sph": "numba_sim.examples.sph",
     "cloth": "numba_sim.examples.cloth",
     "softbody": "numba_sim.examples.softbody",
+    "pendulum": "numba_sim.examples.pendulum",
 }
 
 

@@ -136,6 +136,8 @@ class SolverFeatherstone(SubstepLaunches):
     every step, which costs little next to the rest of a step.
     """
 
+    FRAME_GRAPHS = False   # the step kernel is large: step_frame replays recorded launches
+
     def __init__(self, model, angular_damping=0.05, update_mass_matrix_interval=1,
                  update_mass_matrix_every=None):
         call = "SolverFeatherstone"

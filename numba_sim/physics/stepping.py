@@ -43,6 +43,10 @@ class SubstepLaunches:
     every launch is then a plain ``sim.launch``.
     """
 
+    FRAME_GRAPHS = True
+    """whether ``step_frame`` may capture a frame as one CPU graph (a graph inlines every
+    substep's kernels into one function: a large kernel times many substeps takes LLVM
+    minutes to optimize)"""
     RECORDED_LIMIT = 128
     """recorded launches kept per solver (the cache is emptied when it is full)"""
     GRAPH_LIMIT = 8
@@ -109,7 +113,8 @@ class SubstepLaunches:
             raise ValueError(f"{name}: substeps must be an int >= 1, got {substeps!r}")
         substeps = int(substeps)
         states = (state_0, state_1)
-        graphable = self._cpu and self.replay_launches and not capturing() \
+        graphable = self.FRAME_GRAPHS and self._cpu and self.replay_launches \
+            and not capturing() \
             and (self.model.particle_count > 0 or self.model.body_count > 0) \
             and not self._particle_contacts()
         if not graphable:
