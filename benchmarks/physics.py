@@ -21,6 +21,15 @@ examples; numba_sim: ``solver.step_frame``, which replays a captured CPU graph f
 small models).  Reported: median wall time per frame, ratios warp.sim / numba_sim
 per core and on all cores, and the load average before and after.
 
+Rigid scenes (``n`` counts bodies instead of particles): box rods hinged end to end
+(a pendulum, a 3-link chain; also 64 and 4096 pendulums as worlds of one model) in
+Featherstone's reduced coordinates and in XPBD, and three boxes dropped onto the
+ground (XPBD, contacts from one collide a frame: ``wp.sim.collide`` /
+``model.collide``); joints without armature on both sides (warp.sim's default is
+0.01).  Featherstone scenes must agree body by body as the semi-implicit ones do
+(``SEMI_IMPLICIT_TOLERANCE``); rigid XPBD scenes by centroid (warp.sim's XPBD joints
+swing 9% slow).
+
 Same physics on both sides: springs, cloth triangles and bending, tetrahedra, no
 contacts (warp.sim's semi-implicit integrator never builds its particle grid, so
 its particle-particle launch does nothing: it is skipped with
@@ -58,7 +67,17 @@ SCENES = {
     "cloth_128": ("cloth_128", "semi_implicit", 32, 2, 1.5),
     "soft_cube": ("soft_cube", "semi_implicit", 32, 20, 5.0),
     "soft_cube_xpbd": ("soft_cube", "xpbd", 32, 20, 5.0),
+    # rigid bodies (issue 19): hinged box rods released from the horizontal, boxes dropped
+    "pendulum": ("pendulum", "featherstone", 10, 30, 5.0),
+    "pendulum_xpbd": ("pendulum", "xpbd", 10, 30, 5.0),
+    "chain_3": ("chain_3", "featherstone", 10, 30, 5.0),
+    "chain_3_xpbd": ("chain_3", "xpbd", 10, 30, 5.0),
+    "pendulum_64_worlds": ("pendulum_64", "featherstone", 10, 10, 5.0),
+    "pendulum_4096_worlds": ("pendulum_4096", "featherstone", 10, 2, 5.0),
+    "boxes_on_ground": ("boxes", "xpbd", 10, 30, 5.0),
 }
+RIGID_GEOMETRIES = {"pendulum", "chain_3", "pendulum_64", "pendulum_4096", "boxes"}
+CONTACT_GEOMETRIES = {"boxes"}
 ROUNDS, QUICK_ROUNDS = 5, 1
 
 
@@ -95,30 +114,61 @@ def soft_cube(b, side, xpbd):
                     k_damp=0.0, fix_left=True)
 
 
-GEOMETRY = {"rope": rope, "cloth_21": cloth(20), "cloth_128": cloth(127), "soft_cube": soft_cube}
+def chain(links, worlds=1):
+    """*links* box rods 0.5 m long (0.05 m thick, density 1000) hinged about z end to end
+    from a pivot at y = 2, held out along +x (y up); *worlds* copies 1 m apart in z."""
+    def build(b, side, xpbd):
+        template = side.builder() if worlds > 1 else b
+        parent = -1
+        for k in range(links):
+            body = side.add_box_body(template, (0.25 * (2 * k + 1), 2.0, 0.0), (0.25, 0.025,
+                                                                                0.025))
+            side.add_revolute(template, parent, body,
+                              (0.0, 2.0, 0.0) if parent < 0 else (0.25, 0.0, 0.0),
+                              (-0.25, 0.0, 0.0), (0.0, 0.0, 1.0))
+            parent = body
+        if worlds > 1:
+            side.replicate(b, template, worlds, (0.0, 0.0, 1.0))
+    return build
+
+
+def boxes(b, side, xpbd):
+    """Three 0.2 m boxes dropped 0.05 m onto the ground, 0.5 m apart."""
+    for k in range(3):
+        side.add_box_body(b, (0.5 * k, 0.15, 0.0), (0.1, 0.1, 0.1))
+
+
+GEOMETRY = {"rope": rope, "cloth_21": cloth(20), "cloth_128": cloth(127), "soft_cube": soft_cube,
+            "pendulum": chain(1), "chain_3": chain(3), "pendulum_64": chain(1, 64),
+            "pendulum_4096": chain(1, 4096), "boxes": boxes}
 
 
 class Scene:
     """One scene on one side: its model, solver and two states."""
 
     def __init__(self, side, name):
-        geometry, integrator, self.substeps, self.frames, _ = SCENES[name]
+        geometry, self.integrator, self.substeps, self.frames, _ = SCENES[name]
         self.side = side
+        self.rigid = geometry in RIGID_GEOMETRIES
+        self.collides = geometry in CONTACT_GEOMETRIES
         builder = side.builder()
-        GEOMETRY[geometry](builder, side, integrator == "xpbd")
-        self.model = side.finalize(builder)
-        self.solver = side.solver(self.model, integrator)
+        GEOMETRY[geometry](builder, side, self.integrator == "xpbd")
+        self.model = side.finalize(builder, self.collides)
+        self.solver = side.solver(self.model, self.integrator)
         self.states = [self.model.state(), self.model.state()]
+        self.contacts = side.contacts(self.model) if self.collides else None
         self.dt = 1.0 / FPS / self.substeps
 
     def reset(self):
         for state in self.states:
-            self.side.reset(self.model, state)
+            self.side.reset(self.model, state, self.integrator == "featherstone")
 
     def frame(self):
         self.states = self.side.frame(self)
 
     def positions(self):
+        if self.rigid:
+            return self.side.numpy(self.states[0].body_q)[:, :3]
         return self.side.numpy(self.states[0].particle_q)
 
 
@@ -140,21 +190,44 @@ class Ours:
         b.particle_collision = False
         return b
 
-    def finalize(self, builder):
+    def finalize(self, builder, ground):
+        if ground:
+            builder.add_ground_plane()
         return builder.finalize("cpu")
+
+    def add_box_body(self, b, pos, half):
+        body = b.add_body(xform=(pos, None))
+        b.add_shape_box(body, hx=half[0], hy=half[1], hz=half[2])
+        return body
+
+    def add_revolute(self, b, parent, child, parent_pos, child_pos, axis):
+        b.add_joint_revolute(parent, child, parent_xform=(parent_pos, None),
+                             child_xform=(child_pos, None), axis=axis)
+
+    def replicate(self, b, template, count, spacing):
+        b.replicate(template, count, spacing=spacing)
 
     def solver(self, model, integrator):
         if integrator == "xpbd":
             return self.physics.SolverXPBD(model, iterations=2)
+        if integrator == "featherstone":
+            return self.physics.SolverFeatherstone(model, angular_damping=0.0)
         return self.physics.SolverSemiImplicit(model)
 
-    def reset(self, model, state):
-        state.particle_q[...] = model.particle_q
-        state.particle_qd[...] = model.particle_qd
+    def contacts(self, model):
+        return model.contacts()
+
+    def reset(self, model, state, featherstone):
+        for name in ("particle_q", "particle_qd", "body_q", "body_qd", "joint_q", "joint_qd"):
+            getattr(state, name)[...] = getattr(model, name)
+        if featherstone:
+            self.physics.eval_fk(model, state.joint_q, state.joint_qd, state)
 
     def frame(self, scene):
         s0, s1 = scene.states
-        last = scene.solver.step_frame(s0, s1, None, None, scene.dt, scene.substeps)
+        if scene.collides:
+            scene.model.collide(s0, scene.contacts)
+        last = scene.solver.step_frame(s0, s1, None, scene.contacts, scene.dt, scene.substeps)
         return [s0, s1] if last is s0 else [s1, s0]
 
     numpy = staticmethod(np.asarray)
@@ -178,23 +251,51 @@ class WarpSim:
     def builder(self):
         return self.wp.sim.ModelBuilder(up_vector=(0.0, 1.0, 0.0), gravity=-9.81)
 
-    def finalize(self, builder):
+    def finalize(self, builder, ground):
         model = builder.finalize(device="cpu")
-        model.ground = False
+        model.ground = ground
         model.particle_max_radius = 0.0  # its particle grid is never built: skip the no-op
         return model
+
+    def add_box_body(self, b, pos, half):
+        body = b.add_body(origin=self.wp.transform(pos, self.wp.quat_identity()))
+        b.add_shape_box(body, hx=half[0], hy=half[1], hz=half[2], density=1000.0)
+        return body
+
+    def add_revolute(self, b, parent, child, parent_pos, child_pos, axis):
+        wp = self.wp
+        b.add_joint_revolute(parent, child, parent_xform=wp.transform(parent_pos, wp.quat_identity()),
+                             child_xform=wp.transform(child_pos, wp.quat_identity()), axis=axis,
+                             armature=0.0)
+
+    def replicate(self, b, template, count, spacing):
+        wp = self.wp
+        for k in range(count):
+            offset = wp.vec3(*(k * s for s in spacing))
+            b.add_builder(template, xform=wp.transform(offset, wp.quat_identity()))
 
     def solver(self, model, integrator):
         if integrator == "xpbd":
             return self.wp.sim.XPBDIntegrator(iterations=2)
+        if integrator == "featherstone":
+            return self.wp.sim.FeatherstoneIntegrator(model)
         return self.wp.sim.SemiImplicitIntegrator()
 
-    def reset(self, model, state):
-        state.particle_q.assign(model.particle_q)
-        state.particle_qd.assign(model.particle_qd)
+    def contacts(self, model):
+        return None  # warp.sim keeps its rigid contacts in the model
+
+    def reset(self, model, state, featherstone):
+        for name in ("particle_q", "particle_qd", "body_q", "body_qd", "joint_q", "joint_qd"):
+            target = getattr(state, name, None)
+            if target is not None and getattr(model, name) is not None:
+                target.assign(getattr(model, name))
+        if featherstone:
+            self.wp.sim.eval_fk(model, state.joint_q, state.joint_qd, None, state)
 
     def frame(self, scene):
         s0, s1 = scene.states
+        if scene.collides:
+            self.wp.sim.collide(scene.model, s0)
         for _ in range(scene.substeps):
             s0.clear_forces()
             scene.solver.simulate(scene.model, s0, s1, scene.dt)
@@ -224,7 +325,7 @@ class Contender:
             for _ in range(2):  # compile, capture, warm the caches
                 scene.frame()
             return {"seconds": time.perf_counter() - start,
-                    "particles": int(scene.model.particle_count)}
+                    "particles": int(scene.model.particle_count or scene.model.body_count)}
         scene = self.scenes[name]
         scene.reset()
         if kind == "check":
@@ -287,9 +388,10 @@ def check(name, warp_positions, ours_positions):
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
         return False, "non-finite positions"
     largest = float(np.linalg.norm(a - b, axis=1).max())
-    if SCENES[name][1] == "semi_implicit":
+    if SCENES[name][1] in ("semi_implicit", "featherstone"):
         return largest <= SEMI_IMPLICIT_TOLERANCE, f"max |dx| {largest:.1e} m"
-    extent = float((a.max(axis=0) - a.min(axis=0)).max())
+    # the scene's size; at least its 0.5 m links (one pendulum's centroid is its body)
+    extent = max(float((a.max(axis=0) - a.min(axis=0)).max()), 0.5)
     centroid = float(np.linalg.norm(a.mean(axis=0) - b.mean(axis=0)))
     return centroid <= XPBD_TOLERANCE * extent, \
         f"centroid {centroid:.1e} m of {extent:.2f} m (max |dx| {largest:.1e})"
@@ -370,7 +472,7 @@ def _load(values):
 
 
 def report(scenes, setup, checks, times, threads):
-    header = (f"{'scene':<15} {'particles':>9} {'substeps':>8} {'warp.sim':>10} "
+    header = (f"{'scene':<20} {'n':>9} {'substeps':>8} {'warp.sim':>10} "
               f"{'ours 1 thr':>10} {f'ours {threads} thr':>10} {'x per core':>10} "
               f"{'x all':>7} {'target':>6}  check (vs warp.sim after {CHECK_FRAMES} frames)")
     print(header)
@@ -382,7 +484,7 @@ def report(scenes, setup, checks, times, threads):
         per_core = median["warp.sim"] / median["ours_1"]
         all_cores = median["warp.sim"] / median["ours_all"]
         passed = all(ok for ok, _ in checks[name])
-        print(f"{name:<15} {setup[name]['warp.sim']['particles']:>9} {substeps:>8} "
+        print(f"{name:<20} {setup[name]['warp.sim']['particles']:>9} {substeps:>8} "
               f"{median['warp.sim'] * 1e3:>8.2f}ms {median['ours_1'] * 1e3:>8.2f}ms "
               f"{median['ours_all'] * 1e3:>8.2f}ms {per_core:>9.1f}x {all_cores:>6.1f}x "
               f"{target:>5.1f}x  {'ok' if passed else 'FAILED'}: {checks[name][0][1]}")

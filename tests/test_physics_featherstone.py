@@ -318,3 +318,22 @@ def test_the_pendulum_demo_swings_its_chains_without_gaining_energy():
     assert (corners[:, 1] < start[:, 1] - 0.5).any()               # the chains fell
     assert abs(energy() - e0) < 0.01 * abs(model.body_mass.sum() * G * 1.0)
     assert example.triangles().max() == 8 * model.body_count - 1
+
+
+def test_step_frame_is_one_launch_with_the_results_of_its_steps():
+    model = chain_model().finalize()
+    solver = physics.SolverFeatherstone(model, angular_damping=0.0)
+    a0, a1 = start(model, q0=-0.5), model.state()
+    b0, b1 = start(model, q0=-0.5), model.state()
+    for substeps in (4, 5):
+        for k in range(substeps):
+            solver.step((a0, a1)[k % 2], (a0, a1)[1 - k % 2], None, None, 1.0 / 600.0)
+        looped = (a0, a1)[substeps % 2]
+        framed = solver.step_frame(b0, b1, None, None, 1.0 / 600.0, substeps)
+        assert framed is (b0, b1)[substeps % 2]
+        np.testing.assert_array_equal(framed.joint_q, looped.joint_q)
+        np.testing.assert_array_equal(framed.body_q, looped.body_q)
+        a0, a1, b0, b1 = looped, (a0, a1)[1 - substeps % 2], framed, (b0, b1)[1 - substeps % 2]
+    with pytest.raises(ValueError, match="SolverFeatherstone.step_frame: substeps must be an "
+                                         "int >= 1, got 0"):
+        solver.step_frame(b0, b1, None, None, 1e-3, 0)

@@ -204,10 +204,31 @@ def featherstone_step_kernel(
         model: ArticulationModel, scratch: ArticulationScratch, body_f: SPATIAL,
         contact_f: SPATIAL, joint_q: FLOATS, joint_qd: FLOATS,
         joint_f: FLOATS, target_q: FLOATS, target_qd: FLOATS, gravity: sim.vec3,
-        angular_damping: float, dt: float, joint_q_out: FLOATS, joint_qd_out: FLOATS,
-        body_q: TRANSFORMS, body_qd: SPATIAL):
+        angular_damping: float, dt: float, substeps: int, joint_q_out: FLOATS,
+        joint_qd_out: FLOATS, body_q: TRANSFORMS, body_qd: SPATIAL):
+    """*substeps* steps of articulation ``tid()``: the first from ``joint_q/qd``, the
+    others from the outputs, in place (``step_frame`` of a frame without contacts: one
+    launch instead of one per substep)."""
     a = sim.tid()
-    m = model
+    for s in range(substeps):
+        q_in = joint_q
+        qd_in = joint_qd
+        if s > 0:
+            q_in = joint_q_out
+            qd_in = joint_qd_out
+        articulation_step(model, scratch, a, body_f, contact_f, q_in, qd_in, joint_f,
+                          target_q, target_qd, gravity, angular_damping, dt, joint_q_out,
+                          joint_qd_out, body_q, body_qd)
+
+
+@sim.func
+def articulation_step(
+        m: ArticulationModel, scratch: ArticulationScratch, a: int, body_f: SPATIAL,
+        contact_f: SPATIAL, joint_q: FLOATS, joint_qd: FLOATS, joint_f: FLOATS,
+        target_q: FLOATS, target_qd: FLOATS, gravity: sim.vec3, angular_damping: float,
+        dt: float, joint_q_out: FLOATS, joint_qd_out: FLOATS, body_q: TRANSFORMS,
+        body_qd: SPATIAL):
+    """One step of articulation *a* (the module docstring's 1-6)."""
     first = m.articulation_start[a]
     last = m.articulation_start[a + 1]
     dof0 = m.joint_qd_start[first]

@@ -81,8 +81,9 @@ def _articulation_model(model, call):
             joint_limit_upper=model.joint_limit_upper, joint_limit_ke=model.joint_limit_ke,
             joint_limit_kd=model.joint_limit_kd, body_com=model.body_com,
             body_mass=model.body_mass, body_inertia=model.body_inertia)
-        entry = model._articulation_model = (model._version, struct, len(starts) - 1,
-                                             int(H_start[-1]))
+        # (into __dict__: assigning a model attribute bumps its version)
+        entry = model.__dict__["_articulation_model"] = (model._version, struct,
+                                                         len(starts) - 1, int(H_start[-1]))
     return entry[1:]
 
 
@@ -136,7 +137,9 @@ class SolverFeatherstone(SubstepLaunches):
     every step, which costs little next to the rest of a step.
     """
 
-    FRAME_GRAPHS = False   # the step kernel is large: step_frame replays recorded launches
+    FRAME_GRAPHS = False
+    """(a CPU graph inlines every substep's step kernel, a large one: LLVM takes minutes;
+    ``step_frame`` runs a frame without contacts as one launch instead)"""
 
     def __init__(self, model, angular_damping=0.05, update_mass_matrix_interval=1,
                  update_mass_matrix_every=None):
@@ -177,12 +180,36 @@ class SolverFeatherstone(SubstepLaunches):
         m = self.model
         call = "SolverFeatherstone.step"
         dt = check_step_arguments(call, m, state_in, state_out, control, contacts, dt)
+        self._launch_steps(state_in, state_out, control, contacts, dt, 1)
+        return state_out
+
+    def step_frame(self, state_0, state_1, control, contacts, dt, substeps):
+        """``substeps`` steps of ``dt`` from ``state_0``; returns the state holding the
+        result (``state_0`` when ``substeps`` is even, as ``SubstepLaunches.step_frame``).
+        Without rigid contacts the whole frame is one launch, integrating in place in the
+        returned state (the other one is left as it was); with contacts (penalty forces
+        at every substep's poses) the substeps alternate between the states."""
+        name = "SolverFeatherstone.step_frame"
+        if isinstance(substeps, bool) or not isinstance(substeps, (int, np.integer)) \
+                or substeps < 1:
+            raise ValueError(f"{name}: substeps must be an int >= 1, got {substeps!r}")
+        substeps = int(substeps)
+        if contacts is not None and contacts.rigid_contact_max:
+            return super().step_frame(state_0, state_1, control, contacts, dt, substeps)
+        out = (state_0, state_1)[substeps % 2]
+        dt = check_step_arguments(name, self.model, state_0, out, control, contacts, dt)
+        self._launch_steps(state_0, out, control, None, dt, substeps)
+        return out
+
+    def _launch_steps(self, state_in, state_out, control, contacts, dt, substeps):
+        m = self.model
+        call = "SolverFeatherstone.step"
         for name, state in (("state_in", state_in), ("state_out", state_out)):
             if state.joint_q.shape != (m.joint_coord_count,):
                 raise ValueError(f"{call}: {name} has {state.joint_q.shape[0]} joint "
                                  f"coordinates, the model {m.joint_coord_count}")
         if not self._count:
-            return state_out
+            return
         struct, _, _ = _articulation_model(m, call)
         if contacts is not None and contacts.rigid_contact_max:
             self._launch(rigid_kernels.rigid_contact_force_kernel, contacts.rigid_contact_max, [
@@ -197,8 +224,7 @@ class SolverFeatherstone(SubstepLaunches):
         self._launch(featherstone.featherstone_step_kernel, self._count, [
             struct, self._scratch, state_in.body_f, self._contact_f, state_in.joint_q,
             state_in.joint_qd, joint_f, target_q, target_qd, self._gravity(),
-            self.angular_damping, dt, state_out.joint_q, state_out.joint_qd, state_out.body_q,
-            state_out.body_qd])
+            self.angular_damping, dt, substeps, state_out.joint_q, state_out.joint_qd,
+            state_out.body_q, state_out.body_qd])
         if not self._cpu:
             sim.synchronize()
-        return state_out
