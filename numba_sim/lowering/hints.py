@@ -10,7 +10,10 @@ launcher's arrays are held by its Python caller until the launch returns, and a 
 inlined into the launcher's loop would otherwise take and drop a reference to every array
 parameter on every thread (Numba's reference counting, an atomic read-modify-write each:
 20 to 50 ns a thread for a small kernel, and contended cache lines on every core).  With no
-owner the reference counting folds away.  Anything but an array is returned as it is.
+owner the reference counting folds away.  A ``@sim.struct`` argument's array fields (nested
+structs' too) lose their owners the same way: every use of a field would otherwise count
+references (the Featherstone step, whose structs hold 35 arrays, spent most of its time
+there).  Anything else is returned as it is.
 """
 
 from llvmlite import ir
@@ -19,6 +22,7 @@ from numba.core.extending import intrinsic
 from numba.core.imputils import impl_ret_borrowed
 
 from numba_sim.native import is_cuda_context
+from numba_sim.typing.structs import StructType
 
 
 def assume_nonnegative(context, builder, index):
@@ -42,14 +46,35 @@ def nonnegative(typingctx, value):
     return value(value), codegen
 
 
-@intrinsic
-def borrowed(typingctx, value):
-    def codegen(context, builder, signature, args):
-        if not isinstance(signature.args[0], types.Array):  # a new reference, as returned
-            return impl_ret_borrowed(context, builder, signature.return_type, args[0])
-        array = cgutils.create_struct_proxy(signature.args[0])(context, builder, value=args[0])
+def has_owned_arrays(value_type):
+    """Whether *value_type* is an array or a struct with array fields (nested too)."""
+    return isinstance(value_type, types.Array) or (
+        isinstance(value_type, StructType) and any(map(has_owned_arrays,
+                                                       (t for _, t in value_type.fields))))
+
+
+def without_owners(context, builder, value_type, value):
+    """*value* with the meminfo and parent of its arrays null: an array's own, or those of a
+    struct's array fields (nested structs' too)."""
+    if isinstance(value_type, types.Array):
+        array = cgutils.create_struct_proxy(value_type)(context, builder, value=value)
         array.meminfo = cgutils.get_null_value(array.meminfo.type)
         array.parent = cgutils.get_null_value(array.parent.type)
         return array._getvalue()
+    if isinstance(value_type, StructType) and has_owned_arrays(value_type):
+        proxy = cgutils.create_struct_proxy(value_type)(context, builder, value=value)
+        for name, field_type in value_type.fields:
+            setattr(proxy, name, without_owners(context, builder, field_type,
+                                                getattr(proxy, name)))
+        return proxy._getvalue()
+    return value
+
+
+@intrinsic
+def borrowed(typingctx, value):
+    def codegen(context, builder, signature, args):
+        if not has_owned_arrays(signature.args[0]):  # a new reference, as returned
+            return impl_ret_borrowed(context, builder, signature.return_type, args[0])
+        return without_owners(context, builder, signature.args[0], args[0])
 
     return value(value), codegen

@@ -9,6 +9,7 @@ from numba.core.extending import NativeValue, box, unbox
 from numba.core.imputils import impl_ret_borrowed
 
 from numba_sim.lowering.arrays import reinterpret
+from numba_sim.lowering.hints import has_owned_arrays, without_owners
 from numba_sim.lowering.value_boxing import call_class_factory
 from numba_sim.registry import lowering_registry
 from numba_sim.typing.structs import StructType, construct_struct
@@ -44,27 +45,6 @@ def construct(context, builder, sig, args):
     return proxy._getvalue()
 
 
-def _without_owners(context, builder, struct_type, value):
-    """*value* with the meminfo and parent of its array fields (nested ones too) null."""
-    proxy = cgutils.create_struct_proxy(struct_type)(context, builder, value=value)
-    for name, field_type in struct_type.fields:
-        if isinstance(field_type, types.Array):
-            array = cgutils.create_struct_proxy(field_type)(context, builder,
-                                                            value=getattr(proxy, name))
-            array.meminfo = cgutils.get_null_value(array.meminfo.type)
-            array.parent = cgutils.get_null_value(array.parent.type)
-            setattr(proxy, name, array._getvalue())
-        elif isinstance(field_type, StructType):
-            setattr(proxy, name, _without_owners(context, builder, field_type,
-                                                 getattr(proxy, name)))
-    return proxy._getvalue()
-
-
-def _has_array_fields(struct_type):
-    return any(isinstance(t, types.Array) or (isinstance(t, StructType) and _has_array_fields(t))
-               for _, t in struct_type.fields)
-
-
 @lowering_registry.lower(operator.setitem, types.Buffer, types.Any, StructType)
 def store_struct(context, builder, sig, args):
     """``a[i] = s`` into an array of structs: the element's array fields keep their data,
@@ -73,8 +53,8 @@ def store_struct(context, builder, sig, args):
     in Warp), so a compiled store never leaves a reference it cannot release."""
     array, index, value = args
     struct_type = sig.args[2]
-    if context.enable_nrt and _has_array_fields(struct_type):
-        value = _without_owners(context, builder, struct_type, value)
+    if context.enable_nrt and has_owned_arrays(struct_type):
+        value = without_owners(context, builder, struct_type, value)
     if type(context).__module__.startswith("numba.cuda"):
         from numba.cuda.np.arrayobj import setitem_array
     else:

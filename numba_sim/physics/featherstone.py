@@ -216,26 +216,30 @@ def featherstone_step_kernel(
         if s > 0:
             q_in = joint_q_out
             qd_in = joint_qd_out
-        articulation_step(model, scratch, a, body_f, contact_f, q_in, qd_in, joint_f,
+        # (after the first substep, the last one's closing kinematics are of q_in, qd_in)
+        articulation_step(model, scratch, a, s > 0, body_f, contact_f, q_in, qd_in, joint_f,
                           target_q, target_qd, gravity, angular_damping, dt, joint_q_out,
                           joint_qd_out, body_q, body_qd)
 
 
 @sim.func
 def articulation_step(
-        m: ArticulationModel, scratch: ArticulationScratch, a: int, body_f: SPATIAL,
+        m: ArticulationModel, scratch: ArticulationScratch, a: int, kinematics_done: bool,
+        body_f: SPATIAL,
         contact_f: SPATIAL, joint_q: FLOATS, joint_qd: FLOATS, joint_f: FLOATS,
         target_q: FLOATS, target_qd: FLOATS, gravity: sim.vec3, angular_damping: float,
         dt: float, joint_q_out: FLOATS, joint_qd_out: FLOATS, body_q: TRANSFORMS,
         body_qd: SPATIAL):
-    """One step of articulation *a* (the module docstring's 1-6)."""
+    """One step of articulation *a* (the module docstring's 1-6); *kinematics_done*: the
+    body poses, motion subspaces and velocities of *joint_q*, *joint_qd* are in place."""
     first = m.articulation_start[a]
     last = m.articulation_start[a + 1]
     dof0 = m.joint_qd_start[first]
     dofs = m.joint_qd_start[last] - dof0
     H0 = m.H_start[a]
     # 1. kinematics, velocities, bias accelerations and forces, root to leaves
-    forward_kinematics(m, first, last, joint_q, joint_qd, body_q, body_qd, scratch)
+    if not kinematics_done:
+        forward_kinematics(m, first, last, joint_q, joint_qd, body_q, body_qd, scratch)
     for k in range(first, last):
         jtype = m.joint_type[k]
         parent = m.joint_parent[k]
