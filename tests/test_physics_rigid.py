@@ -633,12 +633,98 @@ def test_xpbd_three_link_chain_never_gains_energy_and_its_joints_hold():
     assert lowest < 2.0                                 # the last link swung down
 
 
-def test_semi_implicit_rejects_joints_until_it_integrates_them():
-    model = pendulum_model(0.1)
-    solver = physics.SolverSemiImplicit(model)
-    with pytest.raises(NotImplementedError, match="SolverSemiImplicit.step: the model has 1 "
-                                                  "joints"):
-        solver.step(model.state(), model.state(), None, None, 1e-3)
+def semi_implicit_pendulum(theta0, joint="revolute", attach_ke=1.0e5, attach_kd=1.0e2):
+    model = pendulum_model(theta0, joint=joint)
+    model.joint_attach_ke = attach_ke
+    model.joint_attach_kd = attach_kd
+    return model, physics.SolverSemiImplicit(model, angular_damping=0.0)
+
+
+def test_semi_implicit_joint_springs_hold_a_pendulum_at_its_period():
+    """warp.sim's joint model: springs (joint_attach_ke/kd) pull the child's joint frame
+    onto the parent's; stiff ones (1e5 against 10 kg) give the physical pendulum's period
+    and a joint that gives by about m g / ke."""
+    theta0 = 0.05
+    model, solver = semi_implicit_pendulum(theta0)
+    state = model.state()
+    dt = 1.0 / 2400.0
+    angles, gap = [], 0.0
+    for k in range(12000):
+        solver.step(state, state, None, None, dt)
+        q = state.body_q[0, 3:].astype(np.float64)
+        angles.append(2.0 * math.atan2(q[0], q[3]))
+        top = state.body_q[0, :3] + quat_rotate(q, np.array([0.0, 0.0, 0.5]))
+        gap = max(gap, float(np.linalg.norm(top - model.joint_X_p[0, :3])))
+    angles = np.array(angles)
+    t = dt * (np.arange(len(angles)) + 1)
+    down = [t[k] + angles[k] * dt / (angles[k] - angles[k + 1])
+            for k in range(len(angles) - 1) if angles[k] > 0.0 >= angles[k + 1]]
+    m, d = float(model.body_mass[0]), 0.5
+    inertia_pivot = float(model.body_inertia[0][0, 0]) + m * d * d
+    expected = 2.0 * math.pi * math.sqrt(inertia_pivot / (m * G * d)) * (1.0 + theta0 ** 2 / 16)
+    assert float(np.mean(np.diff(down))) == pytest.approx(expected, rel=5e-3)
+    assert gap < 3.0 * m * G / 1.0e5
+
+
+def test_semi_implicit_revolute_limit_and_drive_act_about_the_axis():
+    """A bar held out from a hinge falls onto its 0.2 rad limit (limit_ke 1e4); a drive
+    (ke 500, kd 5) then pulls it back to 0.1 rad against gravity, less m g d / ke.  (The
+    drive's damping acts on the bar's own inertia, explicitly: kd 50 at 2400 Hz blows up,
+    as in warp.sim.)"""
+    b = physics.ModelBuilder(gravity=-G)
+    body = b.add_body(xform=((0.3, 0.0, 1.0), None))
+    b.add_shape_box(body, hx=0.1, hy=0.05, hz=0.05)
+    b.add_joint_revolute(-1, body, parent_xform=((0.0, 0.0, 1.0), None),
+                         child_xform=((-0.3, 0.0, 0.0), None), axis=(0.0, 1.0, 0.0),
+                         limit_lower=-0.2, limit_upper=0.2, limit_ke=1.0e4, limit_kd=10.0)
+    model = b.finalize()
+    model.joint_attach_ke, model.joint_attach_kd = 1.0e5, 1.0e2
+    solver = physics.SolverSemiImplicit(model, angular_damping=0.0)
+    state = model.state()
+
+    def angle():
+        q = state.body_q[0, 3:].astype(np.float64)
+        return 2.0 * math.atan2(q[1], q[3])
+
+    for _ in range(4800):
+        solver.step(state, state, None, None, 1.0 / 2400.0)
+    m = float(model.body_mass[0])
+    torque = m * G * 0.3 * math.cos(0.2)
+    assert angle() == pytest.approx(0.2 + torque / 1.0e4, abs=2e-3)      # on the limit
+    model.joint_target_ke = np.array([500.0], np.float32)
+    model.joint_target_kd = np.array([5.0], np.float32)
+    control = model.control()
+    control.joint_target_q[0] = 0.1
+    for _ in range(9600):
+        solver.step(state, state, control, None, 1.0 / 2400.0)
+    assert angle() == pytest.approx(0.1 + m * G * 0.3 * math.cos(0.1) / 500.0, abs=2e-3)
+
+
+@pytest.mark.parametrize("joint", ["fixed", "ball", "prismatic"])
+def test_semi_implicit_fixed_ball_and_prismatic_joints_hold(joint):
+    """A weld and a ball joint hold the rod's top at the pivot (the weld at its angle, the
+    ball swinging through); a vertical slider lets the hanging rod fall along it only."""
+    model, solver = semi_implicit_pendulum(0.0 if joint == "prismatic" else 0.5, joint=joint)
+    start_z = float(model.body_q[0, 2])
+    state = model.state()
+    for _ in range(2400):
+        solver.step(state, state, None, None, 1.0 / 2400.0)
+    q = state.body_q[0, 3:].astype(np.float64)
+    top = state.body_q[0, :3] + quat_rotate(q, np.array([0.0, 0.0, 0.5]))
+    gap = np.linalg.norm(top - model.joint_X_p[0, :3])
+    m = float(model.body_mass[0])
+    angle = 2.0 * math.atan2(q[0], q[3])
+    if joint == "prismatic":        # slides freely along its axis (z), held otherwise
+        assert abs(top[1] - model.joint_X_p[0, 1]) < 1e-5
+        assert abs(angle) < 1e-4
+        fall = start_z - float(state.body_q[0, 2])
+        assert fall == pytest.approx(0.5 * G * 1.0 ** 2, rel=0.01)   # free along the slide
+    else:
+        assert gap < 3.0 * m * G / 1.0e5
+        if joint == "fixed":
+            assert abs(angle - 0.5) < 1e-2
+        else:
+            assert angle < 0.0                         # swung through
 
 
 def test_a_captured_cpu_graph_of_rigid_steps_matches_plain_steps():
@@ -675,7 +761,7 @@ def test_a_captured_cpu_graph_of_rigid_steps_matches_plain_steps():
 # ---------------------------------------------------------------------- CUDA, offline
 
 RIGID_KERNELS = ["plane_contacts_kernel", "shape_contacts_kernel", "rigid_contact_force_kernel",
-                 "integrate_bodies_kernel", "xpbd_rigid_substep_kernel"]
+                 "joint_force_kernel", "integrate_bodies_kernel", "xpbd_rigid_substep_kernel"]
 
 
 @pytest.mark.parametrize("name", RIGID_KERNELS)
@@ -699,6 +785,16 @@ def test_every_rigid_kernel_compiles_for_cuda_offline(name, private_device_code_
         kernel = rigid_kernels.rigid_contact_force_kernel
         inputs = [state.body_q, state.body_qd, m.body_com, m.shape_body, m.shape_material_ke,
                   m.shape_material_kd, m.shape_material_kf, m.shape_material_mu, *arrays, f]
+    elif name == "joint_force_kernel":
+        m = pendulum_model(0.1)
+        state = m.state()
+        kernel = rigid_kernels.joint_force_kernel
+        zeros = np.zeros(m.joint_dof_count, np.float32)
+        inputs = [state.body_q, state.body_qd, m.body_com, m.joint_type, m.joint_parent,
+                  m.joint_child, m.joint_X_p, m.joint_X_c, m.joint_axis, m.joint_qd_start,
+                  m.joint_target_q, zeros, zeros, m.joint_target_ke, m.joint_target_kd,
+                  m.joint_limit_lower, m.joint_limit_upper, m.joint_limit_ke, m.joint_limit_kd,
+                  m.joint_attach_ke, m.joint_attach_kd, f]
     elif name == "integrate_bodies_kernel":
         kernel = rigid_kernels.integrate_bodies_kernel
         inputs = [state.body_q, state.body_qd, f, f, m.body_com, m.body_inv_mass,

@@ -123,6 +123,9 @@ class ModelBuilder(RigidBuilder):
         self.soft_contact_mu = 0.5
         self.soft_contact_margin = 0.2
         self.rigid_contact_margin = 0.1
+        # the semi-implicit solver's joint springs (warp.sim's names and defaults)
+        self.joint_attach_ke = 1.0e3
+        self.joint_attach_kd = 1.0e2
         self.particle_ke = 1.0e3
         self.particle_kd = 1.0e2
         self.particle_kf = 1.0e2

@@ -137,7 +137,8 @@ class Model:
         for name in ("particle_ke", "particle_kd", "particle_kf", "particle_mu",
                      "particle_cohesion", "particle_max_velocity", "soft_contact_ke",
                      "soft_contact_kd", "soft_contact_kf", "soft_contact_mu",
-                     "soft_contact_margin", "rigid_contact_margin"):
+                     "soft_contact_margin", "rigid_contact_margin", "joint_attach_ke",
+                     "joint_attach_kd"):
             setattr(self, name, float(getattr(builder, name)))
         self.particle_collision = bool(builder.particle_collision)
         # springs

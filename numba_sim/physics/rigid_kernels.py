@@ -11,11 +11,15 @@ adds penalty forces (warp.sim's ``eval_rigid_contacts``: ``ke`` on the depth,
 ``kd`` on the approach speed, friction ``min(kf |v_t|, mu f_n)``; a pair's
 ``ke, kd, kf, mu`` the mean of its two shapes') into a per-body accumulator, the
 opposite force on shape1's body;
-``integrate_bodies_kernel`` (one thread per body) applies them with gravity
+``joint_force_kernel`` (one thread per joint) adds the joints' springs (warp.sim's
+``eval_body_joints`` model: ``joint_attach_ke/kd`` pull each joint's child frame onto
+its parent frame, except along its free axes, where PD drives, limit springs and
+``control.joint_f`` act); ``integrate_bodies_kernel`` (one thread per body) applies them with gravity
 (symplectic Euler, gyroscopic term, angular damping) and clears the accumulator.
 """
 
 import numba_sim as sim
+from numba_sim.physics.builder_rigid import BALL, FIXED, FREE, PRISMATIC, REVOLUTE
 
 TRANSFORMS = sim.array(dtype=sim.transform)
 SPATIAL = sim.array(dtype=sim.spatial_vector)
@@ -105,6 +109,115 @@ def rigid_contact_force_kernel(
                 sim.atomic_add(body_contact_f, b0, sim.spatial_vector(f, sim.cross(r0, f)))
             if b1 >= 0:
                 sim.atomic_add(body_contact_f, b1, sim.spatial_vector(-f, -sim.cross(r1, f)))
+
+
+ANGULAR_ATTACH_DAMPING_SCALE = 0.01
+"""the joints' angular damping is ``joint_attach_kd`` times this (warp.sim's factor: the
+full value makes light links unstable)"""
+
+
+@sim.func
+def rotation_vector(q: sim.quat):
+    """Axis times angle of the rotation *q*, the short way round."""
+    v = sim.vec3(q[0], q[1], q[2])
+    s = sim.length(v)
+    r = sim.vec3()
+    if s > 0.0:
+        w = q[3]
+        if w < 0.0:
+            v = -v
+            w = -w
+        r = v * (2.0 * sim.atan2(s, w) / s)
+    return r
+
+
+@sim.func
+def axis_force(q: float, qd: float, target: float, target_qd: float, ke: float, kd: float,
+               lower: float, upper: float, limit_ke: float, limit_kd: float):
+    """The generalized force on a joint coordinate *q*: its PD drive, and a spring-damper
+    past either limit."""
+    f = ke * (target - q) + kd * (target_qd - qd)
+    if q < lower:
+        f = f + limit_ke * (lower - q) - limit_kd * qd
+    elif q > upper:
+        f = f + limit_ke * (upper - q) - limit_kd * qd
+    return f
+
+
+@sim.func
+def joint_point_motion(b: int, X_w: sim.transform, body_q: TRANSFORMS, body_qd: SPATIAL,
+                       body_com: VEC3):
+    """(offset of the joint point from body *b*'s centre of mass, its velocity, the body's
+    angular velocity); zero for the world (-1)."""
+    r = sim.vec3()
+    v = sim.vec3()
+    w = sim.vec3()
+    if b >= 0:
+        r = sim.transform_get_translation(X_w) - sim.transform_point(body_q[b], body_com[b])
+        qd = body_qd[b]
+        w = sim.spatial_bottom(qd)
+        v = sim.spatial_top(qd) + sim.cross(w, r)
+    return r, v, w
+
+
+@sim.kernel
+def joint_force_kernel(
+        body_q: TRANSFORMS, body_qd: SPATIAL, body_com: VEC3, joint_type: INTS,
+        joint_parent: INTS, joint_child: INTS, joint_X_p: TRANSFORMS, joint_X_c: TRANSFORMS,
+        joint_axis: VEC3, joint_qd_start: INTS, target_q: FLOATS, target_qd: FLOATS,
+        joint_f: FLOATS, target_ke: FLOATS, target_kd: FLOATS, limit_lower: FLOATS,
+        limit_upper: FLOATS, limit_ke: FLOATS, limit_kd: FLOATS, attach_ke: float,
+        attach_kd: float, body_force: SPATIAL):
+    j = sim.tid()
+    jtype = joint_type[j]
+    if jtype != FREE:
+        parent = joint_parent[j]
+        child = joint_child[j]
+        X_wp = joint_X_p[j]
+        if parent >= 0:
+            X_wp = body_q[parent] * X_wp
+        X_wc = body_q[child] * joint_X_c[j]
+        r_p, v_p, w_p = joint_point_motion(parent, X_wp, body_q, body_qd, body_com)
+        r_c, v_c, w_c = joint_point_motion(child, X_wc, body_q, body_qd, body_com)
+        x_err = sim.transform_get_translation(X_wc) - sim.transform_get_translation(X_wp)
+        v_err = v_c - v_p
+        w_err = w_c - w_p
+        q_p = sim.transform_get_rotation(X_wp)
+        q_c = sim.transform_get_rotation(X_wc)
+        # the child frame's rotation from the parent's, as a world rotation vector
+        angle_err = sim.quat_rotate(q_p, rotation_vector(sim.quat_inverse(q_p) * q_c))
+        angular_kd = attach_kd * ANGULAR_ATTACH_DAMPING_SCALE
+        d = joint_qd_start[j]
+        f = -(x_err * attach_ke + v_err * attach_kd)      # on the child; the parent: -f
+        t = sim.vec3()
+        if jtype == FIXED:
+            t = -(angle_err * attach_ke + w_err * angular_kd)
+        elif jtype == PRISMATIC:
+            axis_p = sim.quat_rotate(q_p, joint_axis[d])
+            q = sim.dot(x_err, axis_p)
+            qd = sim.dot(v_err, axis_p)
+            f = f + axis_p * (q * attach_ke + qd * attach_kd + joint_f[d] + axis_force(
+                q, qd, target_q[d], target_qd[d], target_ke[d], target_kd[d], limit_lower[d],
+                limit_upper[d], limit_ke[d], limit_kd[d]))
+            t = -(angle_err * attach_ke + w_err * angular_kd)
+        elif jtype == REVOLUTE:
+            axis = joint_axis[d]
+            axis_p = sim.quat_rotate(q_p, axis)
+            axis_c = sim.quat_rotate(q_c, axis)
+            r = sim.quat_inverse(q_p) * q_c               # twist about the axis: the angle
+            q = 2.0 * sim.atan2(sim.dot(sim.vec3(r[0], r[1], r[2]), axis), r[3])
+            if q > sim.pi:
+                q = q - 2.0 * sim.pi
+            elif q < -sim.pi:
+                q = q + 2.0 * sim.pi
+            qd = sim.dot(w_err, axis_p)
+            t = axis_p * (joint_f[d] + axis_force(
+                q, qd, target_q[d], target_qd[d], target_ke[d], target_kd[d], limit_lower[d],
+                limit_upper[d], limit_ke[d], limit_kd[d])) + \
+                sim.cross(axis_c, axis_p) * attach_ke - (w_err - axis_p * qd) * angular_kd
+        sim.atomic_add(body_force, child, sim.spatial_vector(f, t + sim.cross(r_c, f)))
+        if parent >= 0:
+            sim.atomic_add(body_force, parent, sim.spatial_vector(-f, -t - sim.cross(r_p, f)))
 
 
 @sim.kernel

@@ -38,15 +38,11 @@ def _contacts(solver, contacts):
     return contacts
 
 
-def step_semi_implicit(solver, state_in, state_out, contacts, dt):
-    """Penalty rigid contacts, then symplectic Euler of the bodies."""
+def step_semi_implicit(solver, state_in, state_out, control, contacts, dt):
+    """Penalty rigid contacts and joint springs, then symplectic Euler of the bodies."""
     m = solver.model
     call = "SolverSemiImplicit.step"
     _check_states(call, m, (("state_in", state_in), ("state_out", state_out)))
-    if m.joint_count:
-        raise NotImplementedError(
-            f"{call}: the model has {m.joint_count} joints; SolverSemiImplicit does not "
-            "integrate joints yet (use SolverXPBD)")
     contacts = _contacts(solver, contacts)
     xp = m._xp
     contact_f = _scratch(solver, "contact_f",
@@ -56,6 +52,15 @@ def step_semi_implicit(solver, state_in, state_out, contacts, dt):
             state_in.body_q, state_in.body_qd, m.body_com, m.shape_body, m.shape_material_ke,
             m.shape_material_kd, m.shape_material_kf, m.shape_material_mu,
             *rigid_contact_arrays(contacts), contact_f])
+    if m.joint_count:
+        target_q, target_qd = _joint_targets(solver, control)
+        joint_f = target_qd if control is None else control.joint_f   # (zeros without one)
+        solver._launch(rigid_kernels.joint_force_kernel, m.joint_count, [
+            state_in.body_q, state_in.body_qd, m.body_com, m.joint_type, m.joint_parent,
+            m.joint_child, m.joint_X_p, m.joint_X_c, m.joint_axis, m.joint_qd_start, target_q,
+            target_qd, joint_f, m.joint_target_ke, m.joint_target_kd, m.joint_limit_lower,
+            m.joint_limit_upper, m.joint_limit_ke, m.joint_limit_kd, m.joint_attach_ke,
+            m.joint_attach_kd, contact_f])
     solver._launch(rigid_kernels.integrate_bodies_kernel, m.body_count, [
         state_in.body_q, state_in.body_qd, state_in.body_f, contact_f, m.body_com,
         m.body_inv_mass, m.body_inertia, m.body_inv_inertia, solver._gravity(),

@@ -185,7 +185,7 @@ class SolverSemiImplicit(SubstepLaunches):
         dt = check_step_arguments("SolverSemiImplicit.step", m, state_in, state_out, control,
                                   contacts, dt)
         if m.body_count:
-            rigid_step.step_semi_implicit(self, state_in, state_out, contacts, dt)
+            rigid_step.step_semi_implicit(self, state_in, state_out, control, contacts, dt)
         if m.particle_count == 0:
             return state_out
         contacts = self._no_contacts if contacts is None else contacts

@@ -48,7 +48,8 @@ def run(device, solver_class, frames=30, substeps=20, joint=True):
 
 
 @pytest.mark.parametrize("solver_class, joint", [(physics.SolverXPBD, True),
-                                                 (physics.SolverSemiImplicit, False)])
+                                                 (physics.SolverSemiImplicit, False),
+                                                 (physics.SolverSemiImplicit, True)])
 def test_rigid_bodies_on_gpu_match_cpu(solver_class, joint):
     gpu_q, gpu_qd = run("cuda", solver_class, joint=joint)
     cpu_q, cpu_qd = run("cpu", solver_class, joint=joint)
