@@ -264,7 +264,8 @@ def test_eval_fk_checks_its_arrays():
         physics.eval_fk(model, state.joint_q[:2], state.joint_qd, state)
 
 
-@pytest.mark.parametrize("name", ["featherstone_step_kernel", "eval_fk_kernel"])
+@pytest.mark.parametrize("name", ["featherstone_step_kernel", "eval_fk_kernel",
+                                  "eval_ik_kernel"])
 def test_featherstone_kernels_compile_for_cuda_offline(name, private_device_code_cache):
     model = chain_model().finalize()
     solver = physics.SolverFeatherstone(model)
@@ -274,10 +275,13 @@ def test_featherstone_kernels_compile_for_cuda_offline(name, private_device_code
                        if v[1] is featherstone.featherstone_step_kernel)[2]
     if name == "featherstone_step_kernel":
         kernel, inputs = featherstone.featherstone_step_kernel, list(step_inputs)
-    else:
+    elif name == "eval_fk_kernel":
         kernel = featherstone.eval_fk_kernel
         inputs = [step_inputs[0], step_inputs[1], state.joint_q, state.joint_qd, state.body_q,
                   state.body_qd]
+    else:
+        kernel = featherstone.eval_ik_kernel
+        inputs = [step_inputs[0], state.body_q, state.body_qd, state.joint_q, state.joint_qd]
     library = kernel.compile("cuda", inputs, cc=(7, 5))
     ptx = library.get_asm_str(cc=(7, 5))
     assert ".entry" in ptx
@@ -337,3 +341,50 @@ def test_step_frame_is_one_launch_with_the_results_of_its_steps():
     with pytest.raises(ValueError, match="SolverFeatherstone.step_frame: substeps must be an "
                                          "int >= 1, got 0"):
         solver.step_frame(b0, b1, None, None, 1e-3, 0)
+
+
+def test_eval_ik_inverts_eval_fk_for_every_joint_type():
+    b = physics.ModelBuilder(gravity=-G)
+    links = []
+    for k in range(4):
+        links.append(b.add_body(xform=((0.0, 0.5 * k, 1.0), None)))
+        b.add_shape_box(links[-1], hx=0.05, hy=0.2, hz=0.05)
+    b.add_joint_revolute(-1, links[0], parent_xform=((0.0, 0.0, 1.0), None),
+                         axis=(0.3, 0.0, 1.0))
+    b.add_joint_prismatic(links[0], links[1], parent_xform=((0.0, 0.5, 0.0), None),
+                          axis=(0.0, 1.0, 0.0))
+    b.add_joint_ball(links[1], links[2], parent_xform=((0.0, 0.5, 0.0), None))
+    b.add_joint_fixed(links[2], links[3], parent_xform=((0.0, 0.5, 0.0), None))
+    free = b.add_body(xform=((2.0, 0.0, 1.0), None))
+    b.add_shape_sphere(free, radius=0.1)
+    b.add_joint_free(free)
+    model = b.finalize()
+    rng = np.random.default_rng(7)
+    q = model.joint_q.copy()
+    q[0], q[1] = 0.7, 0.15
+    ball = rng.normal(size=4)
+    q[2:6] = ball / np.linalg.norm(ball)
+    rot = rng.normal(size=4)
+    q[6:9], q[9:13] = (2.0, 0.3, 1.2), rot / np.linalg.norm(rot)
+    qd = rng.normal(size=model.joint_dof_count).astype(np.float32)
+    state = model.state()
+    physics.eval_fk(model, q, qd, state)
+    q_back, qd_back = np.zeros_like(q), np.zeros_like(qd)
+    physics.eval_ik(model, state, q_back, qd_back)
+    sign = np.sign(q_back[2:6] @ q[2:6])                # q and -q: one rotation
+    q_back[2:6] *= sign
+    sign = np.sign(q_back[9:13] @ q[9:13])
+    q_back[9:13] *= sign
+    np.testing.assert_allclose(q_back, q, atol=2e-6)
+    np.testing.assert_allclose(qd_back, qd, atol=2e-5)
+
+
+def test_eval_ik_reads_the_angle_of_a_maximal_coordinate_pendulum():
+    model = pendulum_model(0.3)                         # placed at 0.3 rad, joint_q 0
+    state = model.state()
+    physics.SolverXPBD(model).step(state, state, None, None, 1.0 / 600.0)
+    q, qd = model.joint_q.copy(), model.joint_qd.copy()
+    physics.eval_ik(model, state, q, qd)
+    body = state.body_q[0, 3:].astype(np.float64)
+    assert q[0] == pytest.approx(2.0 * math.atan2(body[0], body[3]), abs=1e-6)
+    assert qd[0] == pytest.approx(float(state.body_qd[0, 3]), abs=1e-5)

@@ -418,3 +418,65 @@ def eval_fk_kernel(model: ArticulationModel, scratch: ArticulationScratch, joint
     a = sim.tid()
     forward_kinematics(model, model.articulation_start[a], model.articulation_start[a + 1],
                        joint_q, joint_qd, body_q, body_qd, scratch)
+
+
+@sim.kernel
+def eval_ik_kernel(model: ArticulationModel, body_q: TRANSFORMS, body_qd: SPATIAL,
+                   joint_q: FLOATS, joint_qd: FLOATS):
+    """Thread *j*: joint *j*'s coordinates and velocities from the bodies' poses and
+    velocities (the inverse of ``forward_kinematics``: the child joint frame's pose in
+    the parent's, read as the joint type's coordinates)."""
+    j = sim.tid()
+    m = model
+    jtype = m.joint_type[j]
+    parent = m.joint_parent[j]
+    child = m.joint_child[j]
+    d0 = m.joint_qd_start[j]
+    q0 = m.joint_q_start[j]
+    X_wj = parent_pose(parent, body_q) * m.joint_X_p[j]
+    X_wc = body_q[child] * m.joint_X_c[j]
+    X = sim.transform_inverse(X_wj) * X_wc
+    q_wj = sim.transform_get_rotation(X_wj)
+    # world velocities of the child and the parent at the child's joint point
+    point = sim.transform_get_translation(X_wc)
+    qd_c = body_qd[child]
+    w_c = sim.spatial_bottom(qd_c)
+    v_c = sim.spatial_top(qd_c) + sim.cross(w_c, point - sim.transform_point(body_q[child],
+                                                                            m.body_com[child]))
+    w_p = sim.vec3()
+    v_p = sim.vec3()
+    if parent >= 0:
+        qd_p = body_qd[parent]
+        w_p = sim.spatial_bottom(qd_p)
+        v_p = sim.spatial_top(qd_p) + sim.cross(
+            w_p, point - sim.transform_point(body_q[parent], m.body_com[parent]))
+    r = sim.transform_get_rotation(X)
+    p = sim.transform_get_translation(X)
+    if jtype == REVOLUTE:
+        axis = m.joint_axis[d0]
+        angle = 2.0 * sim.atan2(sim.dot(sim.vec3(r[0], r[1], r[2]), axis), r[3])
+        if angle > sim.pi:
+            angle = angle - 2.0 * sim.pi
+        elif angle < -sim.pi:
+            angle = angle + 2.0 * sim.pi
+        joint_q[q0] = angle
+        joint_qd[d0] = sim.dot(w_c - w_p, sim.quat_rotate(q_wj, axis))
+    elif jtype == PRISMATIC:
+        axis = m.joint_axis[d0]
+        joint_q[q0] = sim.dot(p, axis)
+        joint_qd[d0] = sim.dot(v_c - v_p, sim.quat_rotate(q_wj, axis))
+    elif jtype == BALL:
+        for i in range(4):
+            joint_q[q0 + i] = r[i]
+        w = sim.quat_rotate_inv(q_wj, w_c - w_p)
+        for i in range(3):
+            joint_qd[d0 + i] = w[i]
+    elif jtype == FREE:
+        for i in range(3):
+            joint_q[q0 + i] = p[i]
+        for i in range(4):
+            joint_q[q0 + 3 + i] = r[i]
+        v = sim.spatial_top(qd_c)
+        for i in range(3):
+            joint_qd[d0 + i] = v[i]
+            joint_qd[d0 + 3 + i] = w_c[i]

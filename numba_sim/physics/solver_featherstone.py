@@ -1,5 +1,5 @@
 """``physics.SolverFeatherstone``: reduced-coordinate articulations (featherstone.py),
-one thread per articulation, and ``physics.eval_fk``.
+one thread per articulation, and ``physics.eval_fk`` / ``physics.eval_ik``.
 
 The state of a Featherstone model is ``joint_q`` / ``joint_qd``; a step reads them
 from ``state_in``, writes them to ``state_out`` and leaves ``state_out.body_q`` /
@@ -66,25 +66,29 @@ def _articulation_model(model, call):
     """The model's ArticulationModel struct (remade when a model attribute was assigned)."""
     entry = model.__dict__.get("_articulation_model")
     if entry is None or entry[0] != model._version:
-        xp = model._xp
         starts, H_start, parent_joint = articulations(model, call)
-        i32 = np.int32
-        struct = make_struct(
-            featherstone.ArticulationModel,
-            articulation_start=xp.asarray(starts, dtype=i32), H_start=xp.asarray(H_start, dtype=i32),
-            joint_type=model.joint_type, joint_parent=model.joint_parent,
-            joint_child=model.joint_child, joint_parent_joint=xp.asarray(parent_joint, dtype=i32),
-            joint_X_p=model.joint_X_p, joint_X_c=model.joint_X_c, joint_axis=model.joint_axis,
-            joint_q_start=model.joint_q_start, joint_qd_start=model.joint_qd_start,
-            joint_armature=model.joint_armature, joint_target_ke=model.joint_target_ke,
-            joint_target_kd=model.joint_target_kd, joint_limit_lower=model.joint_limit_lower,
-            joint_limit_upper=model.joint_limit_upper, joint_limit_ke=model.joint_limit_ke,
-            joint_limit_kd=model.joint_limit_kd, body_com=model.body_com,
-            body_mass=model.body_mass, body_inertia=model.body_inertia)
+        struct = _joint_struct(model, starts, H_start, parent_joint)
         # (into __dict__: assigning a model attribute bumps its version)
         entry = model.__dict__["_articulation_model"] = (model._version, struct,
                                                          len(starts) - 1, int(H_start[-1]))
     return entry[1:]
+
+
+def _joint_struct(model, starts, H_start, parent_joint):
+    xp = model._xp
+    i32 = np.int32
+    return make_struct(
+        featherstone.ArticulationModel,
+        articulation_start=xp.asarray(starts, dtype=i32), H_start=xp.asarray(H_start, dtype=i32),
+        joint_type=model.joint_type, joint_parent=model.joint_parent,
+        joint_child=model.joint_child, joint_parent_joint=xp.asarray(parent_joint, dtype=i32),
+        joint_X_p=model.joint_X_p, joint_X_c=model.joint_X_c, joint_axis=model.joint_axis,
+        joint_q_start=model.joint_q_start, joint_qd_start=model.joint_qd_start,
+        joint_armature=model.joint_armature, joint_target_ke=model.joint_target_ke,
+        joint_target_kd=model.joint_target_kd, joint_limit_lower=model.joint_limit_lower,
+        joint_limit_upper=model.joint_limit_upper, joint_limit_ke=model.joint_limit_ke,
+        joint_limit_kd=model.joint_limit_kd, body_com=model.body_com,
+        body_mass=model.body_mass, body_inertia=model.body_inertia)
 
 
 def _articulation_scratch(model, h_size):
@@ -108,6 +112,32 @@ def eval_fk(model, joint_q, joint_qd, state):
     """Set ``state.body_q`` / ``body_qd`` from joint coordinates and velocities (forward
     kinematics of every articulation)."""
     call = "eval_fk"
+    _check_kinematics(call, model, joint_q, joint_qd, state)
+    struct, count, h_size = _articulation_model(model, call)
+    if count:
+        sim.launch(featherstone.eval_fk_kernel, dim=count, inputs=[
+            struct, _articulation_scratch(model, 0), joint_q, joint_qd, state.body_q,
+            state.body_qd])
+    return state
+
+
+def eval_ik(model, state, joint_q, joint_qd):
+    """Set *joint_q* / *joint_qd* from ``state.body_q`` / ``body_qd`` (each joint's child
+    frame read in its parent frame: hinge angles, slides, ball quaternions and angular
+    velocities in the parent joint frame, free poses and the centre of mass's velocity);
+    what the maximal-coordinate solvers leave of a model's joints."""
+    call = "eval_ik"
+    _check_kinematics(call, model, joint_q, joint_qd, state)
+    if model.joint_count:
+        # any joint tree (no articulation order needed: each joint reads its two bodies)
+        none = np.zeros(1, dtype=np.int64)
+        struct = _joint_struct(model, none, none, np.zeros(model.joint_count, np.int64))
+        sim.launch(featherstone.eval_ik_kernel, dim=model.joint_count, inputs=[
+            struct, state.body_q, state.body_qd, joint_q, joint_qd])
+    return joint_q, joint_qd
+
+
+def _check_kinematics(call, model, joint_q, joint_qd, state):
     if not isinstance(model, Model):
         raise ValueError(f"{call}: model must be a physics Model, got {model!r}")
     for name, value, size in (("joint_q", joint_q, model.joint_coord_count),
@@ -118,12 +148,6 @@ def eval_fk(model, joint_q, joint_qd, state):
     if state.body_q.shape != (model.body_count, 7):
         raise ValueError(f"{call}: state has {state.body_q.shape[0]} bodies, the model "
                          f"{model.body_count} (a State of another model?)")
-    struct, count, h_size = _articulation_model(model, call)
-    if count:
-        sim.launch(featherstone.eval_fk_kernel, dim=count, inputs=[
-            struct, _articulation_scratch(model, 0), joint_q, joint_qd, state.body_q,
-            state.body_qd])
-    return state
 
 
 class SolverFeatherstone(SubstepLaunches):
