@@ -12,6 +12,7 @@ import pytest
 import numba_sim as sim
 from numba_sim import physics
 from numba_sim.physics import featherstone
+from ptx_checks import assert_float32_only
 
 from test_physics_rigid import G, chain_energy_and_gap, pendulum_model, tilt
 
@@ -285,12 +286,7 @@ def test_featherstone_kernels_compile_for_cuda_offline(name, private_device_code
     library = kernel.compile("cuda", inputs, cc=(7, 5))
     ptx = library.get_asm_str(cc=(7, 5))
     assert ".entry" in ptx
-    # no float64 but libdevice's sinf/cosf reduction of huge arguments (Payne-Hanek: an
-    # integer times pi/2 * 2^-64, then back to float32)
-    allowed = ("cvt.rn.f64.s64", "mul.f64", "cvt.rn.f32.f64", ".reg .f64")
-    f64 = [line.strip() for line in ptx.splitlines() if ".f64" in line]
-    assert all(line.startswith(allowed) for line in f64), f64
-    assert all("0d3BF921FB54442D19" in line for line in f64 if line.startswith("mul.f64"))
+    assert_float32_only(ptx)
 
 
 def test_the_pendulum_demo_swings_its_chains_without_gaining_energy():

@@ -11,6 +11,7 @@ import pytest
 import numba_sim as sim
 from numba_sim import physics
 from numba_sim.physics import xpbd_constraints as xc
+from ptx_checks import assert_float32_only
 
 G = 9.81
 
@@ -257,4 +258,4 @@ def test_every_xpbd_kernel_compiles_for_cuda_offline(name, private_device_code_c
     library = getattr(xc, name).compile("cuda", inputs, cc=(7, 5))
     ptx = library.get_asm_str(cc=(7, 5))
     assert ".entry" in ptx
-    assert ".f64" not in ptx.replace(".f64.f32", "")
+    assert_float32_only(ptx)

@@ -614,18 +614,35 @@ class ModelBuilder(RigidBuilder):
                           cfg=None):
         """A capsule along *axis* (0/1/2 or "x"/"y"/"z", default the up axis) of the shape
         frame; *half_height* excludes the caps."""
-        call = "add_shape_capsule"
+        return self._add_axial_shape("add_shape_capsule", GeoType.CAPSULE, body, xform, radius,
+                                     half_height, axis, cfg)
+
+    def add_shape_cylinder(self, body=-1, xform=None, radius=1.0, half_height=0.5, axis=None,
+                           cfg=None):
+        """A solid cylinder along *axis* (as a capsule's), *half_height* half its height."""
+        return self._add_axial_shape("add_shape_cylinder", GeoType.CYLINDER, body, xform,
+                                     radius, half_height, axis, cfg)
+
+    def add_shape_cone(self, body=-1, xform=None, radius=1.0, half_height=0.5, axis=None,
+                       cfg=None):
+        """A solid cone along *axis* (as a capsule's): its base of *radius* at
+        ``-half_height``, its apex at ``+half_height`` (the shape origin halfway, as newton;
+        its centre of mass is ``half_height / 2`` below the origin)."""
+        return self._add_axial_shape("add_shape_cone", GeoType.CONE, body, xform, radius,
+                                     half_height, axis, cfg)
+
+    def _add_axial_shape(self, call, geo, body, xform, radius, half_height, axis, cfg):
         radius = checks.positive(call, "radius", radius)
-        half_height = checks.nonnegative(call, "half_height", half_height)
+        half_height = (checks.nonnegative if geo == GeoType.CAPSULE else checks.positive)(
+            call, "half_height", half_height)
         axis = self.up_axis if axis is None else checks.up_axis_index(call, axis)
         p, q = checks.transform(call, "xform", xform)
-        # the capsule is stored along the shape frame's y axis: rotate y onto *axis*
+        # the shape is stored along the shape frame's y axis: rotate y onto *axis*
         to_axis = {0: np.array([0.0, 0.0, -math.sqrt(0.5), math.sqrt(0.5)]),
                    1: np.array([0.0, 0.0, 0.0, 1.0]),
                    2: np.array([math.sqrt(0.5), 0.0, 0.0, math.sqrt(0.5)])}[axis]
         q = checks.quat_multiply(q, to_axis)
-        return self._add_shape(call, body, (p, q), GeoType.CAPSULE, (radius, half_height, 0.0),
-                               cfg)
+        return self._add_shape(call, body, (p, q), geo, (radius, half_height, 0.0), cfg)
 
     # ------------------------------------------------------------- composition
     def add_builder(self, other, xform=None, world=None):

@@ -8,8 +8,9 @@ mass, first moment and second moment about its own origin, so contributions add
 in any order; ``MassAccumulator.about_com`` gives the centre of mass and the
 inertia about it.
 
-Capsules are stored along their frame's y axis (``half_height`` excludes the
-caps), as ``collide.py`` reads them.
+Capsules, cylinders and cones are stored along their frame's y axis (a capsule's
+``half_height`` excludes the caps; a cone's apex is at ``+half_height``, its base at
+``-half_height``), as ``collide.py`` reads them.
 """
 
 import math
@@ -20,11 +21,21 @@ from numba_sim.physics import checks
 
 SPHERE = 1
 CAPSULE = 2
+CYLINDER = 3
+CONE = 4
 BOX = 5
 
 
+def solid_centroid(geo, scale):
+    """The centre of mass of a solid shape in its frame (a cone's is a quarter of its
+    height above its base)."""
+    if geo == CONE:
+        return np.array([0.0, -0.5 * scale[1], 0.0])
+    return np.zeros(3)
+
+
 def solid_mass_properties(geo, scale, density):
-    """(mass, 3x3 inertia about the centre in the shape frame) of a solid shape."""
+    """(mass, 3x3 inertia about the centre of mass in the shape frame) of a solid shape."""
     if geo == SPHERE:
         r = scale[0]
         m = density * 4.0 / 3.0 * math.pi * r ** 3
@@ -42,6 +53,16 @@ def solid_mass_properties(geo, scale, density):
         across = (m_cyl * (r * r / 4.0 + h * h / 3.0)
                   + m_caps * (0.4 * r * r + h * h + 0.75 * h * r))
         return m_cyl + m_caps, np.diag([across, axial, across])
+    if geo == CYLINDER:
+        r, h = scale[0], scale[1]
+        m = density * math.pi * r * r * 2.0 * h
+        across = m * (r * r / 4.0 + h * h / 3.0)
+        return m, np.diag([across, m * r * r / 2.0, across])
+    if geo == CONE:
+        r, h = scale[0], scale[1]          # height 2 h
+        m = density * math.pi * r * r * 2.0 * h / 3.0
+        across = m * (3.0 * r * r / 20.0 + 3.0 * (2.0 * h) ** 2 / 80.0)
+        return m, np.diag([across, 0.3 * m * r * r, across])
     raise ValueError(f"solid_mass_properties: no closed form for geometry {geo!r}")
 
 
@@ -70,7 +91,8 @@ class MassAccumulator:
         """Add a shape of *density* placed at (p, q) in the body frame."""
         m, inertia = solid_mass_properties(geo, scale, density)
         rot = rotation_matrix(q)
-        self.add(m, p, rot @ inertia @ rot.T)
+        self.add(m, np.asarray(p, dtype=np.float64) + rot @ solid_centroid(geo, scale),
+                 rot @ inertia @ rot.T)
 
     def about_com(self):
         """(mass, centre of mass, inertia about it); a massless body has its com at its

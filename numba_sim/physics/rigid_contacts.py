@@ -8,6 +8,10 @@ ends: a sphere its centre, a capsule the two ends of its segment, a box its 8 co
 
 * Against a plane of its world (or a global plane such as the ground), each contact
   point of a body shape within ``rigid_contact_margin`` of the plane is a contact.
+* Cylinders and cones have points on their rims (8 a rim; a cone also its apex), and
+  against a plane each rim's lowest point at ``collide`` time (exact for a cylinder on
+  its side); they meet planes and the other shapes' cores, not yet as cores that other
+  shapes' points meet.
 * Between two shapes A and B (not both static, not on one body, not the parent and
   child of a joint, in one world or one of them global, of collision groups that
   meet: equal, or either -1), each contact point of A is taken to the closest point
@@ -39,15 +43,23 @@ import numba_sim as sim
 PLANE = 0
 SPHERE = 1
 CAPSULE = 2
+CYLINDER = 3
+CONE = 4
 BOX = 5
 
-CONTACT_POINTS = {SPHERE: 1, CAPSULE: 2, BOX: 8}
+RIM_POINTS = 8
+"""points on each circular rim of a cylinder or cone"""
+CONTACT_POINTS = {SPHERE: 1, CAPSULE: 2, BOX: 8, CYLINDER: 2 * RIM_POINTS, CONE: RIM_POINTS + 1}
 """contact points per body shape type"""
+PLANE_POINTS = {**CONTACT_POINTS, CYLINDER: 2 * RIM_POINTS + 2, CONE: RIM_POINTS + 2}
+"""... against a plane (each rim's lowest point too)"""
 
 
 @sim.func
 def shape_contact_point(geo: int, scale: sim.vec3, k: int):
-    """(point k in the shape frame, the thickness around it) of a body shape."""
+    """(point k in the shape frame, the thickness around it) of a body shape: a sphere's
+    centre, a capsule's segment ends, a box's corners, points on a cylinder's two rims,
+    a cone's base rim and apex."""
     if geo == SPHERE:
         return sim.vec3(0.0, 0.0, 0.0), scale[0]
     if geo == CAPSULE:
@@ -55,6 +67,14 @@ def shape_contact_point(geo: int, scale: sim.vec3, k: int):
         if k == 1:
             side = -1.0
         return sim.vec3(0.0, side * scale[1], 0.0), scale[0]
+    if geo == CYLINDER or geo == CONE:
+        if geo == CONE and k == RIM_POINTS:
+            return sim.vec3(0.0, scale[1], 0.0), 0.0
+        angle = 2.0 * sim.pi * float(k % RIM_POINTS) / float(RIM_POINTS)
+        y = -scale[1]
+        if k >= RIM_POINTS:
+            y = scale[1]
+        return sim.vec3(scale[0] * sim.cos(angle), y, scale[0] * sim.sin(angle)), 0.0
     sx = 1.0
     if (k & 1) != 0:
         sx = -1.0
@@ -76,7 +96,38 @@ def shape_point_count(geo: int):
         count = 2
     elif geo == BOX:
         count = 8
+    elif geo == CYLINDER:
+        count = 2 * RIM_POINTS
+    elif geo == CONE:
+        count = RIM_POINTS + 1
     return count
+
+
+@sim.func
+def rim_support_count(geo: int):
+    """Points a cylinder (one per rim) or a cone (its base's) adds against a plane: each
+    rim's lowest point, exact at ``collide`` time, between the rim samples."""
+    count = 0
+    if geo == CYLINDER:
+        count = 2
+    elif geo == CONE:
+        count = 1
+    return count
+
+
+@sim.func
+def rim_support_point(geo: int, scale: sim.vec3, k: int, down: sim.vec3):
+    """(rim *k*'s lowest point along *down* (shape frame), whether it differs from the rim
+    samples: not when the rim lies flat)."""
+    d = sim.vec3(down[0], 0.0, down[2])
+    y = -scale[1]
+    if geo == CYLINDER and k == 1:
+        y = scale[1]
+    length = sim.length(d)
+    point = sim.vec3(0.0, y, 0.0)
+    if length > 1.0e-4:
+        point = sim.vec3(d[0] * (scale[0] / length), y, d[2] * (scale[0] / length))
+    return point, length > 1.0e-4
 
 
 @sim.kernel
@@ -104,10 +155,18 @@ def plane_contacts_kernel(
                 normal = sim.transform_vector(P, sim.vec3(0.0, 0.0, 1.0))
                 half = shape_scale[p]
                 P_inv = sim.transform_inverse(P)
-                for k in range(count):
-                    local, radius = shape_contact_point(shape_type[s], shape_scale[s], k)
+                down = sim.quat_rotate_inv(sim.transform_get_rotation(X_ws), -normal)
+                for k in range(count + rim_support_count(shape_type[s])):
+                    local = sim.vec3()
+                    radius = 0.0
+                    distinct = True
+                    if k < count:
+                        local, radius = shape_contact_point(shape_type[s], shape_scale[s], k)
+                    else:
+                        local, distinct = rim_support_point(shape_type[s], shape_scale[s],
+                                                            k - count, down)
                     world = sim.transform_point(X_ws, local)
-                    inside = True
+                    inside = distinct
                     if half[0] > 0.0 and half[1] > 0.0:
                         on_plane = sim.transform_point(P_inv, world)
                         inside = sim.abs(on_plane[0]) <= half[0] and \
@@ -143,6 +202,8 @@ def bounding_radius(geo: int, scale: sim.vec3):
         r = scale[0] + scale[1]
     elif geo == BOX:
         r = sim.length(scale)
+    elif geo == CYLINDER or geo == CONE:
+        r = sim.sqrt(scale[0] * scale[0] + scale[1] * scale[1])
     return r
 
 
@@ -229,8 +290,9 @@ def shapes_may_touch(a: int, b: int, shape_type: sim.array(dtype=sim.int32),
     """Whether shapes *a* and *b* (both with contact points) are a candidate pair."""
     ba = shape_body[a]
     bb = shape_body[b]
+    tb = shape_type[b]   # b's core: one closest_on_core knows (no cylinder or cone yet)
     ok = a != b and shape_collision[a] != 0 and shape_collision[b] != 0 and \
-        shape_point_count(shape_type[b]) > 0 and (ba >= 0 or bb >= 0) and ba != bb
+        (tb == SPHERE or tb == CAPSULE or tb == BOX) and (ba >= 0 or bb >= 0) and ba != bb
     if ok and ba >= 0 and bb >= 0:
         ok = body_parent[ba] != bb and body_parent[bb] != ba
     if ok:
@@ -323,8 +385,9 @@ def rigid_contact_capacity(model):
     collision = _host(model.shape_shape_collision) != 0
     worlds = _host(model.shape_world)
     points = np.array([CONTACT_POINTS.get(int(t), 0) for t in types], dtype=np.int64)
+    plane_points = np.array([PLANE_POINTS.get(int(t), 0) for t in types], dtype=np.int64)
     planes = int(np.sum((types == PLANE) & (bodies < 0) & collision))
-    capacity = int(points[(bodies >= 0) & collision].sum()) * planes
+    capacity = int(plane_points[(bodies >= 0) & collision].sum()) * planes
     solid = collision & (points > 0)
     glob = solid & (worlds < 0)
     k_g, p_g = int(glob.sum()), int(points[glob].sum())
