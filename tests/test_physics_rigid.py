@@ -408,6 +408,27 @@ def test_shapes_meet_unless_worlds_groups_or_a_joint_keep_them_apart(kwargs, exp
     assert int(model.collide(model.state()).rigid_contact_count[0]) == expected
 
 
+def test_replicated_stacks_find_their_own_contacts_only():
+    """Worlds side by side at one place (spacing 0): each finds the contacts one stack alone
+    finds, none with another world's boxes."""
+    one = box_stack()
+    alone = int(one.collide(one.state()).rigid_contact_count[0])
+    template = physics.ModelBuilder(gravity=-G)
+    for k in range(3):
+        body = template.add_body(xform=((0.0, 0.0, 0.11 + 0.21 * k), None))
+        template.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+    b = physics.ModelBuilder(gravity=-G)
+    b.replicate(template, 5)
+    b.add_ground_plane()
+    model = b.finalize()
+    contacts = model.collide(model.state())
+    count = int(contacts.rigid_contact_count[0])
+    assert count == 5 * alone
+    s0, s1 = contacts.rigid_contact_shape0[:count], contacts.rigid_contact_shape1[:count]
+    world = model.shape_world
+    assert ((world[s0] == world[s1]) | (world[s1] < 0)).all()
+
+
 def test_a_tilted_box_falls_flat():
     angle = 0.3
     rot = (math.sin(angle / 2), 0.0, 0.0, math.cos(angle / 2))
@@ -828,7 +849,8 @@ def test_every_rigid_kernel_compiles_for_cuda_offline(name, private_device_code_
         kernel = rigid_contacts.shape_contacts_kernel
         inputs = [state.body_q, m.shape_count, m.shape_type, m.shape_body, m.shape_transform,
                   m.shape_scale, m.shape_thickness, m.shape_world, m.shape_collision_group,
-                  m.shape_shape_collision, m.body_parent, 0.1, c.rigid_contact_max, *arrays]
+                  m.shape_shape_collision, m.shape_world_start, m.shape_world_end,
+                  m.shape_global, m.body_parent, 0.1, c.rigid_contact_max, *arrays]
     elif name == "rigid_contact_force_kernel":
         kernel = rigid_kernels.rigid_contact_force_kernel
         inputs = [state.body_q, state.body_qd, m.body_com, m.shape_body, m.shape_material_ke,

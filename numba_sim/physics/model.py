@@ -179,6 +179,17 @@ class Model:
             setattr(self, name, put(getattr(builder, name), f32))
         self.shape_collision_group = put(builder.shape_collision_group, i32)
         self.shape_world = put(builder.shape_world, i32)
+        # each world's span of shape indices (world-major; global shapes may sit inside a
+        # span) and the global shapes (world -1): the candidates of a shape's contacts
+        worlds = np.asarray(builder.shape_world, dtype=np.int64)
+        spans = np.zeros(builder.num_worlds + 1, dtype=np.int64)
+        for w in range(builder.num_worlds):
+            mine = np.flatnonzero(worlds == w)
+            spans[w] = mine[0] if len(mine) else (spans[w - 1] if w else 0)
+            spans[w + 1] = mine[-1] + 1 if len(mine) else spans[w]
+        self.shape_world_start = put(spans[:-1], i32)
+        self.shape_world_end = put(spans[1:], i32)
+        self.shape_global = put(np.flatnonzero(worlds < 0), i32)
         self.shape_particle_collision = put(builder.shape_particle_collision, i32)
         self._particle_shape_count = int(sum(builder.shape_particle_collision))
         # rigid bodies and joints (builder_rigid.py)

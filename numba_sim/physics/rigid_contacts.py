@@ -20,7 +20,7 @@ ends: a sphere its centre, a capsule the two ends of its segment, a box its 8 co
   another box on one face, the one the separating axis test on that box's face axes
   picks, and only where they are over that face.  A pair within the margin is a
   contact.  Candidates are every pair whose bounding spheres come within the
-  margin (all pairs of a world, tested in one thread per shape).
+  margin: a thread per shape tests its world's shapes and the global ones.
 
 Each contact holds:
 
@@ -313,12 +313,15 @@ def shape_contacts_kernel(
         shape_transform: sim.array(dtype=sim.transform), shape_scale: sim.array(dtype=sim.vec3),
         shape_thickness: sim.array(dtype=float), shape_world: sim.array(dtype=sim.int32),
         shape_group: sim.array(dtype=sim.int32), shape_collision: sim.array(dtype=sim.int32),
+        shape_world_start: sim.array(dtype=sim.int32),
+        shape_world_end: sim.array(dtype=sim.int32), shape_global: sim.array(dtype=sim.int32),
         body_parent: sim.array(dtype=sim.int32), margin: float, contact_max: int,
         contact_count: sim.array(dtype=sim.int32), contact_shape0: sim.array(dtype=sim.int32),
         contact_shape1: sim.array(dtype=sim.int32), contact_point0: sim.array(dtype=sim.vec3),
         contact_point1: sim.array(dtype=sim.vec3), contact_normal: sim.array(dtype=sim.vec3),
         contact_thickness0: sim.array(dtype=float), contact_thickness1: sim.array(dtype=float)):
-    """Thread *s*: the contact points of shape *s* against the cores of the others."""
+    """Thread *s*: the contact points of shape *s* against the cores of the others: of
+    its world's span of shapes and the global ones (a global shape: of every shape)."""
     s = sim.tid()
     count = shape_point_count(shape_type[s])
     if count > 0:
@@ -329,7 +332,20 @@ def shape_contacts_kernel(
             X_ws = body_q[bs] * X_bs
         reach_s = bounding_radius(shape_type[s], shape_scale[s]) + shape_thickness[s]
         centre_s = sim.transform_get_translation(X_ws)
-        for o in range(shape_count):
+        ws = shape_world[s]
+        first = 0
+        span = shape_count
+        n_global = 0
+        if ws >= 0:
+            first = shape_world_start[ws]
+            span = shape_world_end[ws] - first
+            n_global = shape_global.shape[0]
+        for c in range(span + n_global):
+            o = first + c
+            if c >= span:
+                o = shape_global[c - span]
+            elif ws >= 0 and shape_world[o] < 0:
+                o = s   # a global shape inside the span: met in the global list
             if shapes_may_touch(s, o, shape_type, shape_body, shape_world, shape_group,
                                 shape_collision, body_parent):
                 bo = shape_body[o]
@@ -437,7 +453,8 @@ def collide_rigid(model, state, contacts):
     sim.launch(shape_contacts_kernel, dim=model.shape_count, inputs=[
         state.body_q, model.shape_count, model.shape_type, model.shape_body,
         model.shape_transform, model.shape_scale, model.shape_thickness, model.shape_world,
-        model.shape_collision_group, model.shape_shape_collision, model.body_parent,
+        model.shape_collision_group, model.shape_shape_collision, model.shape_world_start,
+        model.shape_world_end, model.shape_global, model.body_parent,
         model.rigid_contact_margin, contacts.rigid_contact_max,
         *rigid_contact_arrays(contacts)])
     if int(contacts.rigid_contact_count[0]) > contacts.rigid_contact_max:
