@@ -135,32 +135,46 @@ def forward_kinematics(m: ArticulationModel, first: int, last: int, joint_q: FLO
                        scratch: ArticulationScratch):
     """Body poses of joints first..last-1 from ``joint_q``; with ``joint_qd`` also the
     motion subspaces and body velocities (scratch) and ``body_qd``."""
+    # the struct fields once (each use of a field would count references)
+    m_body_com = m.body_com
+    m_joint_X_c = m.joint_X_c
+    m_joint_X_p = m.joint_X_p
+    m_joint_axis = m.joint_axis
+    m_joint_child = m.joint_child
+    m_joint_parent = m.joint_parent
+    m_joint_q_start = m.joint_q_start
+    m_joint_qd_start = m.joint_qd_start
+    m_joint_type = m.joint_type
+    s_S_v = scratch.S_v
+    s_S_w = scratch.S_w
+    s_v_v = scratch.v_v
+    s_v_w = scratch.v_w
     for k in range(first, last):
-        jtype = m.joint_type[k]
-        parent = m.joint_parent[k]
-        child = m.joint_child[k]
-        d0 = m.joint_qd_start[k]
-        X_wj = parent_pose(parent, body_q) * m.joint_X_p[k]
-        X_wc = X_wj * joint_motion(jtype, m.joint_axis[d0], joint_q, m.joint_q_start[k]) * \
-            sim.transform_inverse(m.joint_X_c[k])
+        jtype = m_joint_type[k]
+        parent = m_joint_parent[k]
+        child = m_joint_child[k]
+        d0 = m_joint_qd_start[k]
+        X_wj = parent_pose(parent, body_q) * m_joint_X_p[k]
+        X_wc = X_wj * joint_motion(jtype, m_joint_axis[d0], joint_q, m_joint_q_start[k]) * \
+            sim.transform_inverse(m_joint_X_c[k])
         body_q[child] = X_wc
-        c = sim.transform_point(X_wc, m.body_com[child])
+        c = sim.transform_point(X_wc, m_body_com[child])
         q_wj = sim.transform_get_rotation(X_wj)
         p = sim.transform_get_translation(X_wj)
         w = sim.vec3()
         v = sim.vec3()
         if parent >= 0:
-            w = scratch.v_w[parent]
-            v = scratch.v_v[parent]
+            w = s_v_w[parent]
+            v = s_v_v[parent]
         n = dof_count(jtype)
         for i in range(n):
             sw = sim.vec3()
             sv = sim.vec3()
             if jtype == REVOLUTE:
-                sw = sim.quat_rotate(q_wj, m.joint_axis[d0])
+                sw = sim.quat_rotate(q_wj, m_joint_axis[d0])
                 sv = sim.cross(p, sw)
             elif jtype == PRISMATIC:
-                sv = sim.quat_rotate(q_wj, m.joint_axis[d0])
+                sv = sim.quat_rotate(q_wj, m_joint_axis[d0])
             elif jtype == BALL:
                 e = sim.vec3()
                 e[i] = 1.0
@@ -174,12 +188,12 @@ def forward_kinematics(m: ArticulationModel, first: int, last: int, joint_q: FLO
                 else:
                     sw = e
                     sv = sim.cross(c, e)
-            scratch.S_w[d0 + i] = sw
-            scratch.S_v[d0 + i] = sv
+            s_S_w[d0 + i] = sw
+            s_S_v[d0 + i] = sv
             w = w + sw * joint_qd[d0 + i]
             v = v + sv * joint_qd[d0 + i]
-        scratch.v_w[child] = w
-        scratch.v_v[child] = v
+        s_v_w[child] = w
+        s_v_v[child] = v
         body_qd[child] = sim.spatial_vector(v + sim.cross(w, c), w)
 
 
@@ -191,11 +205,15 @@ def momentum(mass: float, h: sim.vec3, I: sim.mat33, w: sim.vec3, v: sim.vec3):
 
 @sim.func
 def body_inertia_world(m: ArticulationModel, b: int, X: sim.transform):
-    mass = m.body_mass[b]
-    c = sim.transform_point(X, m.body_com[b])
+    # the struct fields once (each use of a field would count references)
+    m_body_com = m.body_com
+    m_body_inertia = m.body_inertia
+    m_body_mass = m.body_mass
+    mass = m_body_mass[b]
+    c = sim.transform_point(X, m_body_com[b])
     R = sim.quat_to_matrix(sim.transform_get_rotation(X))
     C = sim.skew(c)
-    return mass, c * mass, R * m.body_inertia[b] * sim.transpose(R) + \
+    return mass, c * mass, R * m_body_inertia[b] * sim.transpose(R) + \
         C * sim.transpose(C) * mass
 
 
@@ -232,36 +250,69 @@ def articulation_step(
         body_qd: SPATIAL):
     """One step of articulation *a* (the module docstring's 1-6); *kinematics_done*: the
     body poses, motion subspaces and velocities of *joint_q*, *joint_qd* are in place."""
-    first = m.articulation_start[a]
-    last = m.articulation_start[a + 1]
-    dof0 = m.joint_qd_start[first]
-    dofs = m.joint_qd_start[last] - dof0
-    H0 = m.H_start[a]
+    # the struct fields once (each use of a field would count references)
+    m_H_start = m.H_start
+    m_articulation_start = m.articulation_start
+    m_body_com = m.body_com
+    m_joint_X_c = m.joint_X_c
+    m_joint_X_p = m.joint_X_p
+    m_joint_armature = m.joint_armature
+    m_joint_child = m.joint_child
+    m_joint_limit_kd = m.joint_limit_kd
+    m_joint_limit_ke = m.joint_limit_ke
+    m_joint_limit_lower = m.joint_limit_lower
+    m_joint_limit_upper = m.joint_limit_upper
+    m_joint_parent = m.joint_parent
+    m_joint_parent_joint = m.joint_parent_joint
+    m_joint_q_start = m.joint_q_start
+    m_joint_qd_start = m.joint_qd_start
+    m_joint_target_kd = m.joint_target_kd
+    m_joint_target_ke = m.joint_target_ke
+    m_joint_type = m.joint_type
+    s_H = scratch.H
+    s_I_h = scratch.I_h
+    s_I_m = scratch.I_m
+    s_I_r = scratch.I_r
+    s_S_v = scratch.S_v
+    s_S_w = scratch.S_w
+    s_a_v = scratch.a_v
+    s_a_w = scratch.a_w
+    s_f_f = scratch.f_f
+    s_f_n = scratch.f_n
+    s_qdd = scratch.qdd
+    s_rhs = scratch.rhs
+    s_v_v = scratch.v_v
+    s_v_w = scratch.v_w
+    first = m_articulation_start[a]
+    last = m_articulation_start[a + 1]
+    dof0 = m_joint_qd_start[first]
+    dofs = m_joint_qd_start[last] - dof0
+    H0 = m_H_start[a]
     # 1. kinematics, velocities, bias accelerations and forces, root to leaves
     if not kinematics_done:
         forward_kinematics(m, first, last, joint_q, joint_qd, body_q, body_qd, scratch)
     for k in range(first, last):
-        jtype = m.joint_type[k]
-        parent = m.joint_parent[k]
-        child = m.joint_child[k]
-        d0 = m.joint_qd_start[k]
+        jtype = m_joint_type[k]
+        parent = m_joint_parent[k]
+        child = m_joint_child[k]
+        d0 = m_joint_qd_start[k]
         aw = sim.vec3()
         av = -gravity
         pw = sim.vec3()
         pv = sim.vec3()
         if parent >= 0:
-            aw = scratch.a_w[parent]
-            av = scratch.a_v[parent]
-            pw = scratch.v_w[parent]
-            pv = scratch.v_v[parent]
-        cw = scratch.v_w[child]
-        cv = scratch.v_v[child]
+            aw = s_a_w[parent]
+            av = s_a_v[parent]
+            pw = s_v_w[parent]
+            pv = s_v_v[parent]
+        cw = s_v_w[child]
+        cv = s_v_v[child]
         X = body_q[child]
-        c = sim.transform_point(X, m.body_com[child])
+        c = sim.transform_point(X, m_body_com[child])
         c_dot = cv + sim.cross(cw, c)
         for i in range(dof_count(jtype)):
-            sw = scratch.S_w[d0 + i]
-            sv = scratch.S_v[d0 + i]
+            sw = s_S_w[d0 + i]
+            sv = s_S_v[d0 + i]
             qd = joint_qd[d0 + i]
             if jtype == FREE:
                 if i >= 3:   # d/dt (e, c x e) = (0, c' x e)
@@ -269,12 +320,12 @@ def articulation_step(
             else:        # S moves with the parent: dS/dt = v_parent x S
                 aw = aw + sim.cross(pw, sw) * qd
                 av = av + (sim.cross(pw, sv) + sim.cross(pv, sw)) * qd
-        scratch.a_w[child] = aw
-        scratch.a_v[child] = av
+        s_a_w[child] = aw
+        s_a_v[child] = av
         mass, h, I = body_inertia_world(m, child, X)
-        scratch.I_m[child] = mass
-        scratch.I_h[child] = h
-        scratch.I_r[child] = I
+        s_I_m[child] = mass
+        s_I_h[child] = h
+        s_I_r[child] = I
         fn, ff = momentum(mass, h, I, aw, av)
         ln, lf = momentum(mass, h, I, cw, cv)
         fn = fn + sim.cross(cw, ln) + sim.cross(cv, lf)
@@ -284,101 +335,101 @@ def articulation_step(
         force = sim.spatial_top(ext)
         fn = fn - sim.spatial_bottom(ext) - sim.cross(c, force)
         ff = ff - force
-        scratch.f_n[child] = fn
-        scratch.f_f[child] = ff
+        s_f_n[child] = fn
+        s_f_f[child] = ff
     # 2. bias forces and composite inertias, leaves to root
     for kk in range(last - first):
         k = last - 1 - kk
-        parent = m.joint_parent[k]
-        child = m.joint_child[k]
-        d0 = m.joint_qd_start[k]
-        fn = scratch.f_n[child]
-        ff = scratch.f_f[child]
-        for i in range(dof_count(m.joint_type[k])):
-            scratch.rhs[d0 + i] = -(sim.dot(scratch.S_w[d0 + i], fn) +
-                                    sim.dot(scratch.S_v[d0 + i], ff))
+        parent = m_joint_parent[k]
+        child = m_joint_child[k]
+        d0 = m_joint_qd_start[k]
+        fn = s_f_n[child]
+        ff = s_f_f[child]
+        for i in range(dof_count(m_joint_type[k])):
+            s_rhs[d0 + i] = -(sim.dot(s_S_w[d0 + i], fn) +
+                                    sim.dot(s_S_v[d0 + i], ff))
         if parent >= 0:
-            scratch.f_n[parent] = scratch.f_n[parent] + fn
-            scratch.f_f[parent] = scratch.f_f[parent] + ff
-            scratch.I_m[parent] = scratch.I_m[parent] + scratch.I_m[child]
-            scratch.I_h[parent] = scratch.I_h[parent] + scratch.I_h[child]
-            scratch.I_r[parent] = scratch.I_r[parent] + scratch.I_r[child]
+            s_f_n[parent] = s_f_n[parent] + fn
+            s_f_f[parent] = s_f_f[parent] + ff
+            s_I_m[parent] = s_I_m[parent] + s_I_m[child]
+            s_I_h[parent] = s_I_h[parent] + s_I_h[child]
+            s_I_r[parent] = s_I_r[parent] + s_I_r[child]
     # 3. the mass matrix (composite rigid bodies), armature, drives, limits
     for k in range(first, last):
-        child = m.joint_child[k]
-        d0 = m.joint_qd_start[k]
-        jtype = m.joint_type[k]
+        child = m_joint_child[k]
+        d0 = m_joint_qd_start[k]
+        jtype = m_joint_type[k]
         for i in range(dof_count(jtype)):
             di = d0 + i
-            Fn, Ff = momentum(scratch.I_m[child], scratch.I_h[child], scratch.I_r[child],
-                              scratch.S_w[di], scratch.S_v[di])
+            Fn, Ff = momentum(s_I_m[child], s_I_h[child], s_I_r[child],
+                              s_S_w[di], s_S_v[di])
             row = di - dof0
             for jj in range(dof_count(jtype)):
                 dj = d0 + jj
-                scratch.H[H0 + row * dofs + dj - dof0] = \
-                    sim.dot(scratch.S_w[dj], Fn) + sim.dot(scratch.S_v[dj], Ff)
-            l = m.joint_parent_joint[k]
+                s_H[H0 + row * dofs + dj - dof0] = \
+                    sim.dot(s_S_w[dj], Fn) + sim.dot(s_S_v[dj], Ff)
+            l = m_joint_parent_joint[k]
             while l >= 0:
-                e0 = m.joint_qd_start[l]
-                for jj in range(dof_count(m.joint_type[l])):
+                e0 = m_joint_qd_start[l]
+                for jj in range(dof_count(m_joint_type[l])):
                     dj = e0 + jj
-                    value = sim.dot(scratch.S_w[dj], Fn) + sim.dot(scratch.S_v[dj], Ff)
-                    scratch.H[H0 + row * dofs + dj - dof0] = value
-                    scratch.H[H0 + (dj - dof0) * dofs + row] = value
-                l = m.joint_parent_joint[l]
+                    value = sim.dot(s_S_w[dj], Fn) + sim.dot(s_S_v[dj], Ff)
+                    s_H[H0 + row * dofs + dj - dof0] = value
+                    s_H[H0 + (dj - dof0) * dofs + row] = value
+                l = m_joint_parent_joint[l]
             diag = H0 + row * dofs + row
-            scratch.H[diag] = scratch.H[diag] + m.joint_armature[di]
+            s_H[diag] = s_H[diag] + m_joint_armature[di]
             tau = joint_f[di]
             if jtype == REVOLUTE or jtype == PRISMATIC:
-                q = joint_q[m.joint_q_start[k]]
+                q = joint_q[m_joint_q_start[k]]
                 qd = joint_qd[di]
-                ke = m.joint_target_ke[di]
-                kd = m.joint_target_kd[di]
+                ke = m_joint_target_ke[di]
+                kd = m_joint_target_kd[di]
                 tau = tau + ke * (target_q[di] - q) + kd * (target_qd[di] - qd)
                 stiff = ke
                 damp = kd
                 bound = q
-                if q < m.joint_limit_lower[di]:
-                    bound = m.joint_limit_lower[di]
-                elif q > m.joint_limit_upper[di]:
-                    bound = m.joint_limit_upper[di]
+                if q < m_joint_limit_lower[di]:
+                    bound = m_joint_limit_lower[di]
+                elif q > m_joint_limit_upper[di]:
+                    bound = m_joint_limit_upper[di]
                 if bound != q:
-                    tau = tau + m.joint_limit_ke[di] * (bound - q) - m.joint_limit_kd[di] * qd
-                    stiff = stiff + m.joint_limit_ke[di]
-                    damp = damp + m.joint_limit_kd[di]
-                scratch.H[diag] = scratch.H[diag] + dt * damp + dt * dt * stiff
-            scratch.rhs[di] = scratch.rhs[di] + tau
+                    tau = tau + m_joint_limit_ke[di] * (bound - q) - m_joint_limit_kd[di] * qd
+                    stiff = stiff + m_joint_limit_ke[di]
+                    damp = damp + m_joint_limit_kd[di]
+                s_H[diag] = s_H[diag] + dt * damp + dt * dt * stiff
+            s_rhs[di] = s_rhs[di] + tau
     # 4. Cholesky: H = L L^T in place (lower triangle), then L L^T qdd = rhs
     for j in range(dofs):
-        s = scratch.H[H0 + j * dofs + j]
+        s = s_H[H0 + j * dofs + j]
         for k in range(j):
-            s = s - scratch.H[H0 + j * dofs + k] * scratch.H[H0 + j * dofs + k]
+            s = s - s_H[H0 + j * dofs + k] * s_H[H0 + j * dofs + k]
         ljj = sim.sqrt(sim.max(s, 1.0e-20))
-        scratch.H[H0 + j * dofs + j] = ljj
+        s_H[H0 + j * dofs + j] = ljj
         for i in range(j + 1, dofs):
-            s = scratch.H[H0 + i * dofs + j]
+            s = s_H[H0 + i * dofs + j]
             for k in range(j):
-                s = s - scratch.H[H0 + i * dofs + k] * scratch.H[H0 + j * dofs + k]
-            scratch.H[H0 + i * dofs + j] = s / ljj
+                s = s - s_H[H0 + i * dofs + k] * s_H[H0 + j * dofs + k]
+            s_H[H0 + i * dofs + j] = s / ljj
     for i in range(dofs):
-        s = scratch.rhs[dof0 + i]
+        s = s_rhs[dof0 + i]
         for k in range(i):
-            s = s - scratch.H[H0 + i * dofs + k] * scratch.qdd[dof0 + k]
-        scratch.qdd[dof0 + i] = s / scratch.H[H0 + i * dofs + i]
+            s = s - s_H[H0 + i * dofs + k] * s_qdd[dof0 + k]
+        s_qdd[dof0 + i] = s / s_H[H0 + i * dofs + i]
     for ii in range(dofs):
         i = dofs - 1 - ii
-        s = scratch.qdd[dof0 + i]
+        s = s_qdd[dof0 + i]
         for k in range(i + 1, dofs):
-            s = s - scratch.H[H0 + k * dofs + i] * scratch.qdd[dof0 + k]
-        scratch.qdd[dof0 + i] = s / scratch.H[H0 + i * dofs + i]
+            s = s - s_H[H0 + k * dofs + i] * s_qdd[dof0 + k]
+        s_qdd[dof0 + i] = s / s_H[H0 + i * dofs + i]
     # 5. integrate the joint coordinates
     for k in range(first, last):
-        jtype = m.joint_type[k]
-        d0 = m.joint_qd_start[k]
-        q0 = m.joint_q_start[k]
+        jtype = m_joint_type[k]
+        d0 = m_joint_qd_start[k]
+        q0 = m_joint_q_start[k]
         n = dof_count(jtype)
         for i in range(n):
-            qd = joint_qd[d0 + i] + scratch.qdd[d0 + i] * dt
+            qd = joint_qd[d0 + i] + s_qdd[d0 + i] * dt
             if (jtype == BALL or (jtype == FREE and i >= 3)) and angular_damping > 0.0:
                 qd = qd * (1.0 - angular_damping * dt)
             joint_qd_out[d0 + i] = qd
@@ -392,16 +443,16 @@ def articulation_step(
                 joint_q_out[q0 + i] = q[i]
         elif jtype == FREE:
             # the child's centre of mass and rotation by their rates, back to (p, q)
-            child = m.joint_child[k]
+            child = m_joint_child[k]
             X = body_q[child]
-            com = m.body_com[child]
+            com = m_body_com[child]
             v = sim.vec3(joint_qd_out[d0], joint_qd_out[d0 + 1], joint_qd_out[d0 + 2])
             w = sim.vec3(joint_qd_out[d0 + 3], joint_qd_out[d0 + 4], joint_qd_out[d0 + 5])
             rot = integrate_rotation(sim.transform_get_rotation(X), w, dt)
             c = sim.transform_point(X, com) + v * dt
             X_wc = sim.transform(c - sim.quat_rotate(rot, com), rot)
-            X_j = sim.transform_inverse(parent_pose(m.joint_parent[k], body_q) *
-                                        m.joint_X_p[k]) * X_wc * m.joint_X_c[k]
+            X_j = sim.transform_inverse(parent_pose(m_joint_parent[k], body_q) *
+                                        m_joint_X_p[k]) * X_wc * m_joint_X_c[k]
             p = sim.transform_get_translation(X_j)
             r = sim.transform_get_rotation(X_j)
             for i in range(3):
@@ -428,13 +479,22 @@ def eval_ik_kernel(model: ArticulationModel, body_q: TRANSFORMS, body_qd: SPATIA
     the parent's, read as the joint type's coordinates)."""
     j = sim.tid()
     m = model
-    jtype = m.joint_type[j]
-    parent = m.joint_parent[j]
-    child = m.joint_child[j]
-    d0 = m.joint_qd_start[j]
-    q0 = m.joint_q_start[j]
-    X_wj = parent_pose(parent, body_q) * m.joint_X_p[j]
-    X_wc = body_q[child] * m.joint_X_c[j]
+    m_body_com = m.body_com
+    m_joint_X_c = m.joint_X_c
+    m_joint_X_p = m.joint_X_p
+    m_joint_axis = m.joint_axis
+    m_joint_child = m.joint_child
+    m_joint_parent = m.joint_parent
+    m_joint_q_start = m.joint_q_start
+    m_joint_qd_start = m.joint_qd_start
+    m_joint_type = m.joint_type
+    jtype = m_joint_type[j]
+    parent = m_joint_parent[j]
+    child = m_joint_child[j]
+    d0 = m_joint_qd_start[j]
+    q0 = m_joint_q_start[j]
+    X_wj = parent_pose(parent, body_q) * m_joint_X_p[j]
+    X_wc = body_q[child] * m_joint_X_c[j]
     X = sim.transform_inverse(X_wj) * X_wc
     q_wj = sim.transform_get_rotation(X_wj)
     # world velocities of the child and the parent at the child's joint point
@@ -442,18 +502,18 @@ def eval_ik_kernel(model: ArticulationModel, body_q: TRANSFORMS, body_qd: SPATIA
     qd_c = body_qd[child]
     w_c = sim.spatial_bottom(qd_c)
     v_c = sim.spatial_top(qd_c) + sim.cross(w_c, point - sim.transform_point(body_q[child],
-                                                                            m.body_com[child]))
+                                                                            m_body_com[child]))
     w_p = sim.vec3()
     v_p = sim.vec3()
     if parent >= 0:
         qd_p = body_qd[parent]
         w_p = sim.spatial_bottom(qd_p)
         v_p = sim.spatial_top(qd_p) + sim.cross(
-            w_p, point - sim.transform_point(body_q[parent], m.body_com[parent]))
+            w_p, point - sim.transform_point(body_q[parent], m_body_com[parent]))
     r = sim.transform_get_rotation(X)
     p = sim.transform_get_translation(X)
     if jtype == REVOLUTE:
-        axis = m.joint_axis[d0]
+        axis = m_joint_axis[d0]
         angle = 2.0 * sim.atan2(sim.dot(sim.vec3(r[0], r[1], r[2]), axis), r[3])
         if angle > sim.pi:
             angle = angle - 2.0 * sim.pi
@@ -462,7 +522,7 @@ def eval_ik_kernel(model: ArticulationModel, body_q: TRANSFORMS, body_qd: SPATIA
         joint_q[q0] = angle
         joint_qd[d0] = sim.dot(w_c - w_p, sim.quat_rotate(q_wj, axis))
     elif jtype == PRISMATIC:
-        axis = m.joint_axis[d0]
+        axis = m_joint_axis[d0]
         joint_q[q0] = sim.dot(p, axis)
         joint_qd[d0] = sim.dot(v_c - v_p, sim.quat_rotate(q_wj, axis))
     elif jtype == BALL:
