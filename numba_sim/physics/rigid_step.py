@@ -54,7 +54,7 @@ def step_semi_implicit(solver, state_in, state_out, control, contacts, dt):
             *rigid_contact_arrays(contacts), contact_f])
     if m.joint_count:
         target_q, target_qd = _joint_targets(solver, control)
-        joint_f = target_qd if control is None else control.joint_f   # (zeros without one)
+        joint_f = _joint_forces(solver, control)
         solver._launch(rigid_kernels.joint_force_kernel, m.joint_count, [
             state_in.body_q, state_in.body_qd, m.body_com, m.joint_type, m.joint_parent,
             m.joint_child, m.joint_X_p, m.joint_X_c, m.joint_axis, m.joint_qd_start, target_q,
@@ -98,6 +98,11 @@ def _joint_targets(solver, control):
         solver, "no_target_qd", lambda: m._xp.zeros(m.joint_dof_count, dtype=np.float32))
 
 
+def _joint_forces(solver, control):
+    """``control.joint_f``, or zeros without a Control."""
+    return _joint_targets(solver, None)[1] if control is None else control.joint_f
+
+
 def step_xpbd(solver, state_in, state_out, control, contacts, dt):
     """One XPBD substep of the bodies, joints (with their drives) and rigid contacts
     (one launch)."""
@@ -112,7 +117,8 @@ def step_xpbd(solver, state_in, state_out, control, contacts, dt):
         qs=xp.zeros((n, 4), dtype=np.float32), x_pred=xp.zeros((n, 3), dtype=np.float32),
         q_pred=xp.zeros((n, 4), dtype=np.float32),
         drive_lambda=xp.zeros(dofs, dtype=np.float32),
-        drive_start=xp.zeros(dofs, dtype=np.float32)))
+        drive_start=xp.zeros(dofs, dtype=np.float32),
+        wrench=xp.zeros((n, 6), dtype=np.float32)))
     size = max(contacts.rigid_contact_max, 1)
     entry = _scratch(solver, ("contacts", id(contacts)), lambda: (contacts, make_struct(
         xpbd_rigid.RigidContacts, count=contacts.rigid_contact_count,
@@ -123,7 +129,8 @@ def step_xpbd(solver, state_in, state_out, control, contacts, dt):
         lambda_n=xp.zeros(size, dtype=np.float32), vn=xp.zeros(size, dtype=np.float32))))
     solver._launch(xpbd_rigid.xpbd_rigid_substep_kernel, 1, [
         state_in.body_q, state_in.body_qd, state_in.body_f, _xpbd_model(solver), entry[1],
-        scratch, *_joint_targets(solver, control), solver._gravity(), solver.angular_damping, solver.iterations, dt,
+        scratch, *_joint_targets(solver, control), _joint_forces(solver, control),
+        solver._gravity(), solver.angular_damping, solver.iterations, dt,
         state_out.body_q, state_out.body_qd])
     if not solver._cpu:
         sim.synchronize()

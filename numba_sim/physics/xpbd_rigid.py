@@ -280,6 +280,24 @@ def joint_coordinate(jtype: int, parent: int, child: int, X_p: sim.transform,
 
 
 @sim.func
+def add_joint_force(jtype: int, parent: int, child: int, X_p: sim.transform, axis: sim.vec3,
+                    f: float, qs: QUATS, wrench: SPATIAL):
+    """A hinge's torque *f* about its axis (a slider's force along it) on the child, the
+    opposite on the parent (at the centres of mass)."""
+    if f != 0.0:
+        q = sim.transform_get_rotation(X_p)
+        if parent >= 0:
+            q = qs[parent] * q
+        a = sim.quat_rotate(q, axis) * f
+        w = sim.spatial_vector(a, sim.vec3())
+        if jtype == REVOLUTE:
+            w = sim.spatial_vector(sim.vec3(), a)
+        wrench[child] = wrench[child] + w
+        if parent >= 0:
+            wrench[parent] = wrench[parent] - w
+
+
+@sim.func
 def solve_drive(jtype: int, parent: int, child: int, X_p: sim.transform, X_c: sim.transform,
                 axis: sim.vec3, lower: float, upper: float, target: float,
                 target_velocity: float, ke: float, kd: float, start: float, lam: float,
@@ -410,7 +428,8 @@ class RigidContacts:
 @sim.struct
 class RigidScratch:
     """Centre-of-mass positions and rotations while solving, and their predictions; per
-    dof, a drive's multiplier and its joint's coordinate at the start of the substep."""
+    dof, a drive's multiplier and its joint's coordinate at the start of the substep; per
+    body, the external force and torque of the substep (``body_f`` plus joint forces)."""
 
     xs: VEC3
     qs: QUATS
@@ -418,13 +437,14 @@ class RigidScratch:
     q_pred: QUATS
     drive_lambda: FLOATS
     drive_start: FLOATS
+    wrench: SPATIAL
 
 
 @sim.kernel
 def xpbd_rigid_substep_kernel(
         body_q: TRANSFORMS, body_qd: SPATIAL, body_f: SPATIAL, model: RigidModel,
         contacts: RigidContacts, scratch: RigidScratch, target_q: FLOATS, target_qd: FLOATS,
-        gravity: sim.vec3, angular_damping: float, iterations: int, dt: float,
+        joint_f: FLOATS, gravity: sim.vec3, angular_damping: float, iterations: int, dt: float,
         body_q_out: TRANSFORMS, body_qd_out: SPATIAL):
     body_count = model.body_count
     com = model.com
@@ -461,6 +481,7 @@ def xpbd_rigid_substep_kernel(
     q_pred = scratch.q_pred
     drive_lambda = scratch.drive_lambda
     drive_start = scratch.drive_start
+    wrench = scratch.wrench
     n_contacts = contacts.count[0]
     # 1. normal velocities before the step
     for c in range(n_contacts):
@@ -471,14 +492,18 @@ def xpbd_rigid_substep_kernel(
         contact_vn[c] = sim.dot(contact_normal[c], point_velocity(b0, r0, body_qd) -
                                 point_velocity(b1, r1, body_qd))
         contact_lambda[c] = 0.0
-    # drives: each driven coordinate at the start of the substep (its rate's reference)
+    # drives: each driven coordinate at the start of the substep (its rate's reference);
+    # external wrenches: body_f and the joints' forces (control.joint_f)
     for b in range(body_count):
         X = body_q[b]
         xs[b] = sim.transform_point(X, com[b])
         qs[b] = sim.transform_get_rotation(X)
+        wrench[b] = body_f[b]
     for j in range(joint_count):
         d = joint_qd_start[j]
         if joint_type[j] == REVOLUTE or joint_type[j] == PRISMATIC:
+            add_joint_force(joint_type[j], joint_parent[j], joint_child[j], joint_X_p[j],
+                            joint_axis[d], joint_f[d], qs, wrench)
             drive_lambda[d] = 0.0
             if joint_target_ke[d] > 0.0 or joint_target_kd[d] > 0.0:
                 drive_start[d] = joint_coordinate(joint_type[j], joint_parent[j],
@@ -493,7 +518,7 @@ def xpbd_rigid_substep_kernel(
         v = sim.spatial_top(qd)
         w = sim.spatial_bottom(qd)
         if inv_mass[b] > 0.0:
-            f = body_f[b]
+            f = wrench[b]
             v = v + (sim.spatial_top(f) * inv_mass[b] + gravity) * dt
             w = w + angular_acceleration(q, w, sim.spatial_bottom(f), inertia[b],
                                          inv_inertia[b]) * dt
