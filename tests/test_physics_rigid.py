@@ -900,3 +900,119 @@ def test_every_rigid_kernel_compiles_for_cuda_offline(name, private_device_code_
     ptx = library.get_asm_str(cc=(7, 5))
     assert ".entry" in ptx
     assert_float32_only(ptx)
+
+
+# ------------------------------------------------------------------- D6 and distance
+
+def hanging_rod(add_joint):
+    """The pendulum_model rod at 0.5 rad, joined to the world at its top by *add_joint*."""
+    b = physics.ModelBuilder(gravity=-G)
+    q = (math.sin(0.25), 0.0, 0.0, math.cos(0.25))
+    origin = np.array([0.0, 0.5 * math.sin(0.5), 2.0 - 0.5 * math.cos(0.5)])
+    body = b.add_body(xform=(origin, q))
+    b.add_shape_box(body, hx=0.05, hy=0.05, hz=0.5)
+    add_joint(b, body, ((0.0, 0.0, 2.0), None), ((0.0, 0.0, 0.5), None))
+    return b.finalize()
+
+
+D6_TWINS = {
+    "revolute": (lambda b, c, p, x: b.add_joint_d6(-1, c, angular_axes=[(1.0, 0.0, 0.0)],
+                                                   parent_xform=p, child_xform=x),
+                 lambda b, c, p, x: b.add_joint_revolute(-1, c, parent_xform=p, child_xform=x,
+                                                         axis=(1.0, 0.0, 0.0))),
+    "ball": (lambda b, c, p, x: b.add_joint_d6(-1, c, angular_axes=list(np.eye(3)),
+                                               parent_xform=p, child_xform=x),
+             lambda b, c, p, x: b.add_joint_ball(-1, c, parent_xform=p, child_xform=x)),
+    "prismatic": (lambda b, c, p, x: b.add_joint_d6(-1, c, linear_axes=[(0.0, 0.0, 1.0)],
+                                                    parent_xform=p, child_xform=x),
+                  lambda b, c, p, x: b.add_joint_prismatic(-1, c, parent_xform=p,
+                                                           child_xform=x)),
+}
+
+
+@pytest.mark.parametrize("twin", sorted(D6_TWINS))
+def test_xpbd_d6_joints_move_as_the_joints_they_spell(twin):
+    runs = []
+    for add in D6_TWINS[twin]:
+        model = hanging_rod(add)
+        solver = physics.SolverXPBD(model, iterations=1)
+        state = model.state()
+        for _ in range(600):
+            solver.step(state, state, None, None, 1.0 / 1200.0)
+        runs.append(state.body_q.copy())
+    np.testing.assert_allclose(runs[0], runs[1], atol=1e-6)
+    assert np.abs(runs[0] - hanging_rod(D6_TWINS[twin][0]).body_q).max() > 1e-2   # it moved
+
+
+def test_xpbd_universal_d6_keeps_its_axes_perpendicular():
+    """Two angular axes (x on the parent, y on the child): the rod swings about both, its
+    top held, the child's y axis kept perpendicular to the parent's x."""
+    model = hanging_rod(lambda b, c, p, x: b.add_joint_d6(
+        -1, c, angular_axes=[(1.0, 0.0, 0.0), (0.0, 1.0, 0.0)], parent_xform=p, child_xform=x))
+    solver = physics.SolverXPBD(model, iterations=2)
+    state = model.state()
+    state.body_qd[0, 3:] = (0.0, 2.0, 1.0)            # a kick about y (and z: held)
+    worst, gap = 0.0, 0.0
+    for _ in range(1200):
+        solver.step(state, state, None, None, 1.0 / 1200.0)
+        q = state.body_q[0, 3:].astype(np.float64)
+        worst = max(worst, abs(float(quat_rotate(q, np.array([0.0, 1.0, 0.0]))[0])))
+        top = state.body_q[0, :3] + quat_rotate(q, np.array([0.0, 0.0, 0.5]))
+        gap = max(gap, float(np.linalg.norm(top - (0.0, 0.0, 2.0))))
+    assert worst < 1e-3 and gap < 1e-4
+    assert abs(float(state.body_qd[0, 4])) > 0.1         # it swings about y
+
+
+def test_xpbd_distance_joint_is_a_rope():
+    """A box on a 1 m distance joint from a pivot, released 0.8 m out: it falls slack, then
+    swings on the taut rope, never further than 1 m."""
+    b = physics.ModelBuilder(gravity=-G)
+    body = b.add_body(xform=((0.0, 0.8, 2.0), None))
+    b.add_shape_box(body, hx=0.05, hy=0.05, hz=0.05)
+    b.add_joint_distance(-1, body, parent_xform=((0.0, 0.0, 2.0), None), max_distance=1.0)
+    model = b.finalize()
+    solver = physics.SolverXPBD(model, iterations=1)
+    state = model.state()
+    distances = []
+    for _ in range(1200):
+        solver.step(state, state, None, None, 1.0 / 1200.0)
+        distances.append(float(np.linalg.norm(state.body_q[0, :3] - (0.0, 0.0, 2.0))))
+    assert max(distances) < 1.0 + 1e-4
+    assert distances[0] < 0.81 and max(distances) > 1.0 - 1e-4    # slack, then taut
+    assert state.body_q[0, 1] < 0.0                                # it swung through
+
+
+D6_BAD = [
+    (dict(linear_axes=[(1, 0, 0)] * 4), r"add_joint_d6: linear_axes takes at most 3 axes"),
+    (dict(angular_axes=[(1, 0, 0), (1, 1, 0)]), r"add_joint_d6: angular_axes must be "
+                                                r"orthogonal; axes 0 and 1 are not"),
+    (dict(angular_axes=[{"axis": (1, 0, 0), "limit": 1.0}]),
+     r"add_joint_d6: angular_axes\[0\] has unknown settings \['limit'\]"),
+    (dict(linear_axes=[{"axis": (0, 0, 1), "limit_lower": 1.0, "limit_upper": 0.0}]),
+     r"add_joint_d6: linear_axes\[0\] limits must satisfy limit_lower <= limit_upper"),
+    (dict(linear_axes=[(0, 0, 0)]), r"add_joint_d6: linear_axes\[0\] axis must be non-zero"),
+]
+
+
+@pytest.mark.parametrize("kwargs, message", D6_BAD)
+def test_d6_bad_axes_raise_value_errors(kwargs, message):
+    b = physics.ModelBuilder()
+    body = b.add_body(mass=1.0)
+    with pytest.raises(ValueError, match=message):
+        b.add_joint_d6(-1, body, **kwargs)
+
+
+def test_d6_layout_and_what_the_other_solvers_say():
+    b = physics.ModelBuilder()
+    body = b.add_body(mass=1.0, inertia=(1, 1, 1))
+    b.add_joint_d6(-1, body, linear_axes=[{"axis": (0, 0, 1), "limit_upper": 0.5}],
+                   angular_axes=[(1, 0, 0), (0, 1, 0)])
+    m = b.finalize()
+    assert m.joint_type.tolist() == [physics.JointType.D6]
+    assert m.joint_dof_dim.tolist() == [[1, 2]] and m.joint_coord_count == 3
+    assert m.joint_limit_upper[0] == 0.5 and math.isinf(m.joint_limit_upper[1])
+    with pytest.raises(NotImplementedError, match=r"SolverSemiImplicit.step: joints \[0\] are "
+                                                  r"D6 or DISTANCE joints"):
+        physics.SolverSemiImplicit(m).step(m.state(), m.state(), None, None, 1e-3)
+    with pytest.raises(NotImplementedError, match=r"SolverFeatherstone: joints \[0\] are D6"):
+        physics.SolverFeatherstone(m)

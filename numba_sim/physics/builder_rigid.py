@@ -13,7 +13,8 @@ parent joint.  The joint frame is ``body_q[parent] * joint_X_p`` on the parent a
 ``body_q[child] * joint_X_c`` on the child; ``joint_axis`` holds one axis per
 degree of freedom in the joint frame.  Coordinates and dofs per type (newton's):
 prismatic and revolute 1/1, ball 4/3 (a quaternion), fixed 0/0, free 7/6
-((p, q) and (linear, angular)).  ``joint_q_start``/``joint_qd_start`` have
+((p, q) and (linear, angular)), distance 7/6 (as free), D6 one coordinate per axis.
+``joint_q_start``/``joint_qd_start`` have
 ``joint_count + 1`` entries (the last is the total); ``body_parent`` is each body's
 parent body through its joint (-1: the world, or no joint), which ``collide`` reads to
 keep a joint's two bodies from colliding.
@@ -26,11 +27,11 @@ import numpy as np
 from numba_sim.physics import checks
 from numba_sim.physics.inertia import MassAccumulator, inverse_mass_properties
 
-PRISMATIC, REVOLUTE, BALL, FIXED, FREE = 0, 1, 2, 3, 4
+PRISMATIC, REVOLUTE, BALL, FIXED, FREE, DISTANCE, D6 = 0, 1, 2, 3, 4, 5, 6
 
-# joint type: (coordinates, linear dofs, angular dofs)
+# joint type: (coordinates, linear dofs, angular dofs); a D6 joint's follow from its axes
 JOINT_LAYOUT = {PRISMATIC: (1, 1, 0), REVOLUTE: (1, 0, 1), BALL: (4, 0, 3), FIXED: (0, 0, 0),
-                FREE: (7, 3, 3)}
+                FREE: (7, 3, 3), DISTANCE: (7, 3, 3)}
 
 # per-dof lists (joint_axis, limits, drives) and per-joint lists, for add_builder
 _DOF_LISTS = ("joint_axis", "joint_limit_lower", "joint_limit_upper", "joint_limit_ke",
@@ -136,7 +137,7 @@ class RigidBuilder:
 
     # ------------------------------------------------------------------ joints
     def _add_joint(self, call, joint_type, parent, child, parent_xform, child_xform, axes,
-                   label, limits=None, drive=None, armature=0.0):
+                   label, limits=None, drive=None, armature=0.0, layout=None):
         n = self.body_count
         for name, value, low in (("parent", parent, -1), ("child", child, 0)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or \
@@ -152,7 +153,7 @@ class RigidBuilder:
         X_p = _transform7(*checks.transform(call, "parent_xform", parent_xform))
         X_c = _transform7(*checks.transform(call, "child_xform", child_xform))
         armature = checks.nonnegative(call, "armature", armature)
-        coords, linear, angular = JOINT_LAYOUT[joint_type]
+        coords, linear, angular = layout or JOINT_LAYOUT[joint_type]
         self.joint_type.append(int(joint_type))
         self.joint_parent.append(parent)
         self.joint_child.append(child)
@@ -180,7 +181,7 @@ class RigidBuilder:
             self.joint_qd.append(0.0)
         if joint_type == BALL:
             self.joint_q.extend([0.0, 0.0, 0.0, 1.0])
-        elif joint_type == FREE:
+        elif joint_type in (FREE, DISTANCE):
             # the child's pose relative to the parent's joint frame
             parent_frame = X_p if parent < 0 else _compose(self.body_q[parent], X_p)
             relative = _compose(_inverse(parent_frame), _compose(self.body_q[child], X_c))
@@ -249,6 +250,91 @@ class RigidBuilder:
         """Six dofs (linear x, y, z, then angular x, y, z); returns the joint's index."""
         return self._add_joint("add_joint_free", FREE, parent, child, parent_xform, child_xform,
                                list(np.eye(3)) + list(np.eye(3)), label)
+
+    def add_joint_distance(self, parent, child, parent_xform=None, child_xform=None,
+                           min_distance=-1.0, max_distance=1.0, label=None):
+        """Six dofs (as a free joint) with the distance between the two joint points kept
+        within ``[min_distance, max_distance]`` (a negative bound: none), stored as the
+        first dof's limits (warp.sim's spelling); SolverXPBD solves it."""
+        call = "add_joint_distance"
+        lower = float(min_distance)
+        upper = float(max_distance)
+        if math.isnan(lower) or math.isnan(upper):
+            raise ValueError(f"{call}: min_distance and max_distance must be numbers, got "
+                             f"{min_distance!r} and {max_distance!r}")
+        lower = max(lower, 0.0)
+        upper = math.inf if upper < 0.0 else upper
+        if lower > upper:
+            raise ValueError(f"{call}: min_distance must be <= max_distance, got "
+                             f"{min_distance!r} and {max_distance!r}")
+        j = self._add_joint(call, DISTANCE, parent, child, parent_xform, child_xform,
+                            list(np.eye(3)) + list(np.eye(3)), label)
+        d = self.joint_qd_start[j]
+        self.joint_limit_lower[d], self.joint_limit_upper[d] = lower, upper
+        return j
+
+    def add_joint_d6(self, parent, child, linear_axes=(), angular_axes=(), parent_xform=None,
+                     child_xform=None, armature=0.0, label=None):
+        """A joint free along up to three *linear_axes* and about up to three
+        *angular_axes* (joint frame; each group orthogonal) and locked otherwise; dofs
+        linear first, then angular.  An axis is a 3-vector or a dict with ``axis`` and any of
+        ``limit_lower``, ``limit_upper``, ``limit_ke``, ``limit_kd``, ``target_q``,
+        ``target_ke``, ``target_kd`` (the builder's defaults otherwise).  SolverXPBD
+        solves it: linear limits, one angular axis as a hinge with its limits, two as a
+        universal joint, three as a ball (limits on two or three angular axes are not
+        enforced yet)."""
+        call = "add_joint_d6"
+        groups = []
+        for name, given in (("linear_axes", linear_axes), ("angular_axes", angular_axes)):
+            given = list(given)
+            if len(given) > 3:
+                raise ValueError(f"{call}: {name} takes at most 3 axes, got {len(given)}")
+            settings = [self._d6_axis(call, f"{name}[{k}]", a) for k, a in enumerate(given)]
+            units = [s["axis"] for s in settings]
+            for a in range(len(units)):
+                for b in range(a):
+                    if abs(float(units[a] @ units[b])) > 1e-6:
+                        raise ValueError(f"{call}: {name} must be orthogonal; axes {b} and "
+                                         f"{a} are not ({units[b].tolist()}, "
+                                         f"{units[a].tolist()})")
+            groups.append(settings)
+        settings = groups[0] + groups[1]
+        n = len(settings)
+        j = self._add_joint(call, D6, parent, child, parent_xform, child_xform,
+                            [s["axis"] for s in settings], label, armature=armature,
+                            layout=(n, len(groups[0]), len(groups[1])))
+        d = self.joint_qd_start[j]
+        for k, s in enumerate(settings):
+            for key in ("limit_lower", "limit_upper", "limit_ke", "limit_kd", "target_q",
+                        "target_ke", "target_kd"):
+                getattr(self, f"joint_{key}")[d + k] = s[key]
+        return j
+
+    def _d6_axis(self, call, name, value):
+        options = dict(value) if isinstance(value, dict) else {"axis": value}
+        unknown = set(options) - {"axis", "limit_lower", "limit_upper", "limit_ke", "limit_kd",
+                                  "target_q", "target_ke", "target_kd"}
+        if unknown:
+            raise ValueError(f"{call}: {name} has unknown settings {sorted(unknown)}")
+        axis = checks.vector(call, f"{name} axis", options.get("axis"))
+        norm = np.linalg.norm(axis)
+        if norm < 1e-12:
+            raise ValueError(f"{call}: {name} axis must be non-zero, got {axis.tolist()}")
+        lower = float(options.get("limit_lower", -math.inf))
+        upper = float(options.get("limit_upper", math.inf))
+        if math.isnan(lower) or math.isnan(upper) or lower > upper:
+            raise ValueError(f"{call}: {name} limits must satisfy limit_lower <= limit_upper, "
+                             f"got {lower!r} and {upper!r}")
+        return {"axis": axis / norm, "limit_lower": lower, "limit_upper": upper,
+                "limit_ke": checks.nonnegative(call, f"{name} limit_ke", options.get(
+                    "limit_ke", self.default_joint_limit_ke)),
+                "limit_kd": checks.nonnegative(call, f"{name} limit_kd", options.get(
+                    "limit_kd", self.default_joint_limit_kd)),
+                "target_q": checks.finite(call, f"{name} target_q", options.get("target_q", 0.0)),
+                "target_ke": checks.nonnegative(call, f"{name} target_ke",
+                                                options.get("target_ke", 0.0)),
+                "target_kd": checks.nonnegative(call, f"{name} target_kd",
+                                                options.get("target_kd", 0.0))}
 
     # ------------------------------------------------------------- composition
     def _add_rigid_builder(self, other, p, q, world):
@@ -329,6 +415,7 @@ def rigid_model_arrays(model, builder, put):
     model.joint_X_c = put(builder.joint_X_c, f32, (7,))
     model.joint_axis = put(builder.joint_axis, f32, (3,))
     model.joint_dof_dim = put(builder.joint_dof_dim, i32, (2,))
+    model.joint_linear_dofs = put([dim[0] for dim in builder.joint_dof_dim], i32)
     model.joint_q_start = put(builder.joint_q_start + [builder.joint_coord_count], i32)
     model.joint_qd_start = put(builder.joint_qd_start + [builder.joint_dof_count], i32)
     model.joint_q = put(builder.joint_q, f32)

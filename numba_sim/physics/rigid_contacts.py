@@ -396,10 +396,10 @@ def rigid_contact_capacity(model):
     """Room for every contact ``collide`` may find: the contact points of each colliding
     body shape times the planes it may touch, and, for every pair of shapes that may
     meet (one world, or one of them global), the contact points of both."""
-    types = _host(model.shape_type)
-    bodies = _host(model.shape_body)
-    collision = _host(model.shape_shape_collision) != 0
-    worlds = _host(model.shape_world)
+    types = sim.to_numpy(model.shape_type)
+    bodies = sim.to_numpy(model.shape_body)
+    collision = sim.to_numpy(model.shape_shape_collision) != 0
+    worlds = sim.to_numpy(model.shape_world)
     points = np.array([CONTACT_POINTS.get(int(t), 0) for t in types], dtype=np.int64)
     plane_points = np.array([PLANE_POINTS.get(int(t), 0) for t in types], dtype=np.int64)
     planes = int(np.sum((types == PLANE) & (bodies < 0) & collision))
@@ -413,10 +413,6 @@ def rigid_contact_capacity(model):
         capacity += (k_w - 1) * p_w + k_g * p_w + k_w * p_g
     capacity += max(k_g - 1, 0) * p_g
     return capacity
-
-
-def _host(array):
-    return array.get() if hasattr(array, "get") else np.asarray(array)
 
 
 def init_rigid_contacts(contacts, model, rigid_contact_max):

@@ -7,7 +7,7 @@ through the solver's ``_launch`` (recorded launches, CPU graphs).
 import numpy as np
 
 import numba_sim as sim
-from numba_sim.physics import rigid_kernels, xpbd_rigid
+from numba_sim.physics import builder_rigid, rigid_kernels, xpbd_rigid
 from numba_sim.physics.kernels import make_struct
 from numba_sim.physics.model import Contacts
 from numba_sim.physics.rigid_contacts import rigid_contact_arrays
@@ -43,6 +43,12 @@ def step_semi_implicit(solver, state_in, state_out, control, contacts, dt):
     m = solver.model
     call = "SolverSemiImplicit.step"
     _check_states(call, m, (("state_in", state_in), ("state_out", state_out)))
+    unsupported = _scratch(solver, "unsupported_joints", lambda: np.flatnonzero(np.isin(
+        sim.to_numpy(m.joint_type), (builder_rigid.D6, builder_rigid.DISTANCE))).tolist())
+    if unsupported:
+        raise NotImplementedError(f"{call}: joints {unsupported[:8]} are D6 or DISTANCE "
+                                  "joints, which SolverSemiImplicit does not take yet "
+                                  "(SolverXPBD does)")
     contacts = _contacts(solver, contacts)
     xp = m._xp
     contact_f = _scratch(solver, "contact_f",
@@ -80,6 +86,7 @@ def _xpbd_model(solver):
             joint_count=m.joint_count, joint_type=m.joint_type, joint_parent=m.joint_parent,
             joint_child=m.joint_child, joint_X_p=m.joint_X_p, joint_X_c=m.joint_X_c,
             joint_axis=m.joint_axis, joint_qd_start=m.joint_qd_start,
+            joint_linear_dofs=m.joint_linear_dofs,
             joint_lower=m.joint_limit_lower, joint_upper=m.joint_limit_upper,
             joint_target_ke=m.joint_target_ke, joint_target_kd=m.joint_target_kd,
             shape_body=m.shape_body, shape_mu=m.shape_material_mu,

@@ -11,9 +11,7 @@ depend on the thread count.
 
 import numpy as np
 
-
-def _host(array):
-    return array.get() if hasattr(array, "get") else np.asarray(array)
+import numba_sim as sim
 
 
 class ElementSlots:
@@ -28,7 +26,7 @@ class ElementSlots:
         owners, base = [], 0
         self.base = {}
         for name, indices in groups.items():
-            owner = _host(indices).reshape(-1).astype(np.int64)
+            owner = sim.to_numpy(indices).reshape(-1).astype(np.int64)
             self.base[name] = base
             owners.append(owner)
             base += owner.size

@@ -17,7 +17,7 @@ import numpy as np
 
 import numba_sim as sim
 from numba_sim.physics import featherstone, rigid_kernels
-from numba_sim.physics.builder_rigid import FREE
+from numba_sim.physics.builder_rigid import D6, DISTANCE, FREE
 from numba_sim.physics.kernels import make_struct
 from numba_sim.physics.model import Model
 from numba_sim.physics.rigid_contacts import rigid_contact_arrays
@@ -25,17 +25,13 @@ from numba_sim.physics.solver_semi_implicit import check_step_arguments
 from numba_sim.physics.stepping import SubstepLaunches
 
 
-def _host(array):
-    return array.get() if hasattr(array, "get") else np.asarray(array)
-
-
 def articulations(model, call):
     """(articulation_start, H_start, joint_parent_joint) of *model*'s joint trees (host
     arrays), or a ValueError naming what Featherstone cannot take."""
-    parent = _host(model.joint_parent).astype(np.int64)
-    child = _host(model.joint_child).astype(np.int64)
-    jtype = _host(model.joint_type)
-    qd_start = _host(model.joint_qd_start).astype(np.int64)
+    parent = sim.to_numpy(model.joint_parent).astype(np.int64)
+    child = sim.to_numpy(model.joint_child).astype(np.int64)
+    jtype = sim.to_numpy(model.joint_type)
+    qd_start = sim.to_numpy(model.joint_qd_start).astype(np.int64)
     joint_of_body = np.full(model.body_count, -1, dtype=np.int64)
     joint_of_body[child] = np.arange(model.joint_count)
     loose = np.flatnonzero(joint_of_body < 0)
@@ -44,6 +40,11 @@ def articulations(model, call):
                          "needs a joint for every body (add_joint_free for a floating one)")
     parent_joint = np.where(parent >= 0, joint_of_body[np.maximum(parent, 0)], -1)
     starts = []
+    unsupported = np.flatnonzero((jtype == D6) | (jtype == DISTANCE))
+    if len(unsupported):
+        raise NotImplementedError(f"{call}: joints {unsupported[:8].tolist()} are D6 or "
+                                  "DISTANCE joints, which SolverFeatherstone does not take yet "
+                                  "(SolverXPBD does)")
     for k in range(model.joint_count):
         if parent[k] < 0:
             starts.append(k)

@@ -31,6 +31,7 @@ bodies, joints and contacts in one launch per substep.
 """
 
 import numba_sim as sim
+from numba_sim.physics.builder_rigid import BALL, D6, DISTANCE, FIXED, PRISMATIC, REVOLUTE
 from numba_sim.physics.rigid_kernels import (
     FLOATS, INTS, MAT33, SPATIAL, TRANSFORMS, VEC3, angular_acceleration, body_point,
     integrate_rotation, point_velocity, world_inverse_inertia,
@@ -38,10 +39,6 @@ from numba_sim.physics.rigid_kernels import (
 
 QUATS = sim.array(dtype=sim.quat)
 
-PRISMATIC = 0
-REVOLUTE = 1
-BALL = 2
-FIXED = 3
 
 VELOCITY_SWEEPS = 4
 """sweeps over the contacts' normal velocities (friction in the first only)"""
@@ -343,6 +340,89 @@ def solve_drive(jtype: int, parent: int, child: int, X_p: sim.transform, X_c: si
 
 
 @sim.func
+def solve_hinge(parent: int, child: int, X_p: sim.transform, X_c: sim.transform,
+                axis: sim.vec3, lower: float, upper: float, xs: VEC3, qs: QUATS, com: VEC3,
+                inv_mass: FLOATS, inertia: MAT33, inv_inertia: MAT33):
+    """A hinge's angular part: the child's axis onto the parent's, then its limits (turning
+    the bodies about the joint point)."""
+    q1, a1, r1 = joint_frame(parent, X_p, xs, qs, com)
+    q2, a2, r2 = joint_frame(child, X_c, xs, qs, com)
+    apply_angular(parent, child,
+                  sim.cross(sim.quat_rotate(q2, axis), sim.quat_rotate(q1, axis)), qs,
+                  inv_inertia)
+    if lower > -1.0e30 or upper < 1.0e30:
+        q1, a1, r1 = joint_frame(parent, X_p, xs, qs, com)
+        q2, a2, r2 = joint_frame(child, X_c, xs, qs, com)
+        angle = hinge_angle(q1, q2, axis)
+        target = sim.clamp(angle, lower, upper)
+        if target != angle:
+            apply_angular_about(parent, child, sim.quat_rotate(q1, axis) * (target - angle),
+                                a2, xs, qs, inv_mass, inertia)
+
+
+@sim.func
+def solve_weld(parent: int, child: int, X_p: sim.transform, X_c: sim.transform, xs: VEC3,
+               qs: QUATS, com: VEC3, inv_inertia: MAT33):
+    """A weld's angular part: the child's joint frame onto the parent's."""
+    q1, a1, r1 = joint_frame(parent, X_p, xs, qs, com)
+    q2, a2, r2 = joint_frame(child, X_c, xs, qs, com)
+    dq = q1 * sim.quat_inverse(q2)
+    dphi = sim.vec3(dq[0], dq[1], dq[2]) * 2.0
+    if dq[3] < 0.0:
+        dphi = -dphi
+    apply_angular(parent, child, dphi, qs, inv_inertia)
+
+
+@sim.func
+def solve_d6(parent: int, child: int, X_p: sim.transform, X_c: sim.transform, d: int,
+             n_lin: int, n_ang: int, axes: VEC3, lower: FLOATS, upper: FLOATS, xs: VEC3,
+             qs: QUATS, com: VEC3, inv_mass: FLOATS, inertia: MAT33, inv_inertia: MAT33):
+    """A D6 joint: no angular axis a weld, one a hinge (with its limits), two a universal
+    joint (the parent's first axis kept perpendicular to the child's second), three a
+    ball; then the attachment points, free (within their limits) along the linear axes."""
+    if n_ang == 0:
+        solve_weld(parent, child, X_p, X_c, xs, qs, com, inv_inertia)
+    elif n_ang == 1:
+        solve_hinge(parent, child, X_p, X_c, axes[d + n_lin], lower[d + n_lin],
+                    upper[d + n_lin], xs, qs, com, inv_mass, inertia, inv_inertia)
+    elif n_ang == 2:
+        q1, a1, r1 = joint_frame(parent, X_p, xs, qs, com)
+        q2, a2, r2 = joint_frame(child, X_c, xs, qs, com)
+        u = sim.quat_rotate(q1, axes[d + n_lin])
+        v = sim.quat_rotate(q2, axes[d + n_lin + 1])
+        # turning the child about u x v by dot(u, v) / |u x v| makes them perpendicular
+        n = sim.cross(u, v)
+        s = sim.length(n)
+        if s > 1.0e-6:
+            apply_angular(parent, child, n * (sim.dot(u, v) / (s * s)), qs, inv_inertia)
+    q1, a1, r1 = joint_frame(parent, X_p, xs, qs, com)
+    q2, a2, r2 = joint_frame(child, X_c, xs, qs, com)
+    corr = a1 - a2
+    for i in range(n_lin):
+        axis_w = sim.quat_rotate(q1, axes[d + i])
+        slide = sim.clamp(-sim.dot(corr, axis_w), lower[d + i], upper[d + i])
+        r1 = r1 + axis_w * slide
+        corr = corr + axis_w * slide
+    apply_point(parent, child, r1, r2, corr, xs, qs, inv_mass, inv_inertia)
+
+
+@sim.func
+def solve_distance(parent: int, child: int, X_p: sim.transform, X_c: sim.transform,
+                   lower: float, upper: float, xs: VEC3, qs: QUATS, com: VEC3,
+                   inv_mass: FLOATS, inv_inertia: MAT33):
+    """A distance joint: the joint points' distance into [lower, upper]."""
+    q1, a1, r1 = joint_frame(parent, X_p, xs, qs, com)
+    q2, a2, r2 = joint_frame(child, X_c, xs, qs, com)
+    gap = a1 - a2
+    length = sim.length(gap)
+    if length > 0.0:
+        target = sim.clamp(length, lower, upper)
+        if target != length:
+            apply_positional(parent, child, r1, r2, gap * ((length - target) / length), xs,
+                             qs, inv_mass, inv_inertia)
+
+
+@sim.func
 def solve_joint(jtype: int, parent: int, child: int, X_p: sim.transform, X_c: sim.transform,
                 axis: sim.vec3, lower: float, upper: float, xs: VEC3, qs: QUATS, com: VEC3,
                 inv_mass: FLOATS, inertia: MAT33, inv_inertia: MAT33):
@@ -350,23 +430,10 @@ def solve_joint(jtype: int, parent: int, child: int, X_p: sim.transform, X_c: si
     q1, a1, r1 = joint_frame(parent, X_p, xs, qs, com)
     q2, a2, r2 = joint_frame(child, X_c, xs, qs, com)
     if jtype == FIXED or jtype == PRISMATIC:
-        dq = q1 * sim.quat_inverse(q2)
-        dphi = sim.vec3(dq[0], dq[1], dq[2]) * 2.0
-        if dq[3] < 0.0:
-            dphi = -dphi
-        apply_angular(parent, child, dphi, qs, inv_inertia)
+        solve_weld(parent, child, X_p, X_c, xs, qs, com, inv_inertia)
     elif jtype == REVOLUTE:
-        apply_angular(parent, child,
-                      sim.cross(sim.quat_rotate(q2, axis), sim.quat_rotate(q1, axis)), qs,
-                      inv_inertia)
-        if lower > -1.0e30 or upper < 1.0e30:
-            q1, a1, r1 = joint_frame(parent, X_p, xs, qs, com)
-            q2, a2, r2 = joint_frame(child, X_c, xs, qs, com)
-            angle = hinge_angle(q1, q2, axis)
-            target = sim.clamp(angle, lower, upper)
-            if target != angle:
-                apply_angular_about(parent, child, sim.quat_rotate(q1, axis) * (target - angle),
-                                    a2, xs, qs, inv_mass, inertia)
+        solve_hinge(parent, child, X_p, X_c, axis, lower, upper, xs, qs, com, inv_mass,
+                    inertia, inv_inertia)
     # positional part
     if jtype == FIXED or jtype == PRISMATIC or jtype == REVOLUTE or jtype == BALL:
         q1, a1, r1 = joint_frame(parent, X_p, xs, qs, com)
@@ -400,6 +467,7 @@ class RigidModel:
     joint_X_c: TRANSFORMS
     joint_axis: VEC3
     joint_qd_start: INTS
+    joint_linear_dofs: INTS
     joint_lower: FLOATS
     joint_upper: FLOATS
     joint_target_ke: FLOATS
@@ -459,6 +527,7 @@ def xpbd_rigid_substep_kernel(
     joint_X_c = model.joint_X_c
     joint_axis = model.joint_axis
     joint_qd_start = model.joint_qd_start
+    joint_linear_dofs = model.joint_linear_dofs
     joint_lower = model.joint_lower
     joint_upper = model.joint_upper
     joint_target_ke = model.joint_target_ke
@@ -541,9 +610,19 @@ def xpbd_rigid_substep_kernel(
                 axis = joint_axis[d]
                 lower = joint_lower[d]
                 upper = joint_upper[d]
-            solve_joint(joint_type[j], joint_parent[j], joint_child[j], joint_X_p[j],
-                        joint_X_c[j], axis, lower, upper, xs, qs, com, inv_mass, inertia,
-                        inv_inertia)
+            if joint_type[j] == D6:
+                n_lin = joint_linear_dofs[j]
+                solve_d6(joint_parent[j], joint_child[j], joint_X_p[j], joint_X_c[j], d, n_lin,
+                         joint_qd_start[j + 1] - d - n_lin, joint_axis, joint_lower,
+                         joint_upper, xs, qs, com, inv_mass, inertia, inv_inertia)
+            elif joint_type[j] == DISTANCE:
+                solve_distance(joint_parent[j], joint_child[j], joint_X_p[j], joint_X_c[j],
+                               joint_lower[d], joint_upper[d], xs, qs, com, inv_mass,
+                               inv_inertia)
+            else:
+                solve_joint(joint_type[j], joint_parent[j], joint_child[j], joint_X_p[j],
+                            joint_X_c[j], axis, lower, upper, xs, qs, com, inv_mass, inertia,
+                            inv_inertia)
             if joint_type[j] == REVOLUTE or joint_type[j] == PRISMATIC:
                 if joint_target_ke[d] > 0.0 or joint_target_kd[d] > 0.0:
                     drive_lambda[d] = solve_drive(
