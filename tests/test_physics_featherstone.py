@@ -15,22 +15,7 @@ from numba_sim.physics import featherstone
 from ptx_checks import assert_float32_only
 
 from test_physics_rigid import G, chain_energy_and_gap, pendulum_model, tilt
-
-
-def chain_model(links=3, half=0.25, builder=None, pivot=(0.0, 0.0, 3.0)):
-    """A chain of box links hinged about x at a pivot (its joints at angle 0: held out
-    horizontally along +y)."""
-    b = builder or physics.ModelBuilder(gravity=-G)
-    pivot = np.asarray(pivot, dtype=np.float64)
-    parent = -1
-    for k in range(links):
-        body = b.add_body(xform=(pivot + np.array([0.0, half * (2 * k + 1), 0.0]), None))
-        b.add_shape_box(body, hx=0.03, hy=half, hz=0.03)
-        b.add_joint_revolute(parent, body,
-                             parent_xform=(pivot if parent < 0 else (0.0, half, 0.0), None),
-                             child_xform=((0.0, -half, 0.0), None), axis=(1.0, 0.0, 0.0))
-        parent = body
-    return b
+from test_physics_rigid import chain_builder as chain_model
 
 
 def start(model, **coordinates):

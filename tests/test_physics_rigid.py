@@ -666,10 +666,11 @@ def test_a_control_of_another_model_is_rejected():
                                        1e-3)
 
 
-def chain_model(links=3, half=0.25):
-    """A chain of box links hinged about x, held out horizontally from a pivot at z = 3."""
-    b = physics.ModelBuilder(gravity=-G)
-    pivot = np.array([0.0, 0.0, 3.0])
+def chain_builder(links=3, half=0.25, builder=None, pivot=(0.0, 0.0, 3.0)):
+    """A chain of box links hinged about x, held out horizontally (along +y) from a pivot
+    (at angle 0 of every joint), added to *builder* (a new one by default)."""
+    b = builder or physics.ModelBuilder(gravity=-G)
+    pivot = np.asarray(pivot, dtype=np.float64)
     parent = -1
     for k in range(links):
         body = b.add_body(xform=(pivot + np.array([0.0, half * (2 * k + 1), 0.0]), None))
@@ -678,7 +679,11 @@ def chain_model(links=3, half=0.25):
                              parent_xform=(pivot if parent < 0 else (0.0, half, 0.0), None),
                              child_xform=((0.0, -half, 0.0), None), axis=(1.0, 0.0, 0.0))
         parent = body
-    return b.finalize()
+    return b
+
+
+def chain_model(links=3, half=0.25):
+    return chain_builder(links, half).finalize()
 
 
 def chain_energy_and_gap(model, state):
