@@ -59,8 +59,7 @@ def step_semi_implicit(solver, state_in, state_out, control, contacts, dt):
             m.shape_material_kd, m.shape_material_kf, m.shape_material_mu,
             *rigid_contact_arrays(contacts), contact_f])
     if m.joint_count:
-        target_q, target_qd = _joint_targets(solver, control)
-        joint_f = _joint_forces(solver, control)
+        target_q, target_qd, joint_f = joint_inputs(solver, control)
         solver._launch(rigid_kernels.joint_force_kernel, m.joint_count, [
             state_in.body_q, state_in.body_qd, m.body_com, m.joint_type, m.joint_parent,
             m.joint_child, m.joint_X_p, m.joint_X_c, m.joint_axis, m.joint_qd_start, target_q,
@@ -95,19 +94,15 @@ def _xpbd_model(solver):
     return entry[1]
 
 
-def _joint_targets(solver, control):
-    """(joint_target_q, joint_target_qd) of *control*, or the model's targets and zero
-    target velocities without one."""
+def joint_inputs(solver, control):
+    """(joint_target_q, joint_target_qd, joint_f) of *control*; without one, the model's
+    targets, and zeros for the target velocities and the forces."""
     m = solver.model
     if control is not None:
-        return control.joint_target_q, control.joint_target_qd
-    return m.joint_target_q, _scratch(
-        solver, "no_target_qd", lambda: m._xp.zeros(m.joint_dof_count, dtype=np.float32))
-
-
-def _joint_forces(solver, control):
-    """``control.joint_f``, or zeros without a Control."""
-    return _joint_targets(solver, None)[1] if control is None else control.joint_f
+        return control.joint_target_q, control.joint_target_qd, control.joint_f
+    zeros = _scratch(solver, "zero_per_dof",
+                     lambda: m._xp.zeros(max(m.joint_dof_count, 1), dtype=np.float32))
+    return m.joint_target_q, zeros, zeros
 
 
 def step_xpbd(solver, state_in, state_out, control, contacts, dt):
@@ -136,8 +131,7 @@ def step_xpbd(solver, state_in, state_out, control, contacts, dt):
         lambda_n=xp.zeros(size, dtype=np.float32), vn=xp.zeros(size, dtype=np.float32))))
     solver._launch(xpbd_rigid.xpbd_rigid_substep_kernel, 1, [
         state_in.body_q, state_in.body_qd, state_in.body_f, _xpbd_model(solver), entry[1],
-        scratch, *_joint_targets(solver, control), _joint_forces(solver, control),
-        solver._gravity(), solver.angular_damping, solver.iterations, dt,
+        scratch, *joint_inputs(solver, control), solver._gravity(), solver.angular_damping, solver.iterations, dt,
         state_out.body_q, state_out.body_qd])
     if not solver._cpu:
         sim.synchronize()

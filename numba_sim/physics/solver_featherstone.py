@@ -21,6 +21,7 @@ from numba_sim.physics.builder_rigid import D6, DISTANCE, FREE
 from numba_sim.physics.kernels import make_struct
 from numba_sim.physics.model import Model
 from numba_sim.physics.rigid_contacts import rigid_contact_arrays
+from numba_sim.physics.rigid_step import joint_inputs
 from numba_sim.physics.solver_semi_implicit import check_step_arguments
 from numba_sim.physics.stepping import SubstepLaunches
 
@@ -192,9 +193,7 @@ class SolverFeatherstone(SubstepLaunches):
         self._init_launches(self._cpu)
         struct, self._count, h_size = _articulation_model(model, call)
         self._scratch = _articulation_scratch(model, h_size)
-        xp = model._xp
-        self._contact_f = xp.zeros((max(model.body_count, 1), 6), dtype=np.float32)
-        self._zero_dofs = xp.zeros(max(model.joint_dof_count, 1), dtype=np.float32)
+        self._contact_f = model._xp.zeros((max(model.body_count, 1), 6), dtype=np.float32)
 
     def _particle_contacts(self):
         return False
@@ -241,11 +240,7 @@ class SolverFeatherstone(SubstepLaunches):
                 state_in.body_q, state_in.body_qd, m.body_com, m.shape_body,
                 m.shape_material_ke, m.shape_material_kd, m.shape_material_kf,
                 m.shape_material_mu, *rigid_contact_arrays(contacts), self._contact_f])
-        if control is None:
-            joint_f, target_q, target_qd = self._zero_dofs, m.joint_target_q, self._zero_dofs
-        else:
-            joint_f, target_q, target_qd = (control.joint_f, control.joint_target_q,
-                                            control.joint_target_qd)
+        target_q, target_qd, joint_f = joint_inputs(self, control)
         self._launch(featherstone.featherstone_step_kernel, self._count, [
             struct, self._scratch, state_in.body_f, self._contact_f, state_in.joint_q,
             state_in.joint_qd, joint_f, target_q, target_qd, self._gravity(),
