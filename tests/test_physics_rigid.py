@@ -133,6 +133,25 @@ def test_cylinders_and_cones_rest_on_the_ground(geo, axis, height):
         assert np.abs(state.body_qd[0]).max() < 1e-3
 
 
+@pytest.mark.parametrize("static", [False, True])
+def test_a_sphere_and_a_box_rest_on_a_cylinder(static):
+    """On an upright puck (a body on the ground, or static): the sphere at the puck's top
+    plus its radius, the box (on its corners) at the top plus its half height."""
+    b = physics.ModelBuilder(gravity=-G)
+    puck = -1 if static else b.add_body(xform=((0.0, 0.0, 0.1), None))
+    b.add_shape_cylinder(puck, xform=((0.0, 0.0, 0.1), None) if static else None, radius=0.4,
+                         half_height=0.1, axis="z")
+    ball = b.add_body(xform=((0.15, 0.0, 0.33), None))
+    b.add_shape_sphere(ball, radius=0.1)
+    box = b.add_body(xform=((-0.15, 0.0, 0.28), None))
+    b.add_shape_box(box, hx=0.05, hy=0.05, hz=0.05)
+    b.add_ground_plane()
+    model = b.finalize()
+    state = settle(model, physics.SolverXPBD(model), seconds=2.0)
+    np.testing.assert_allclose(state.body_q[-2:, 2], [0.3, 0.25], atol=1e-4)
+    assert np.abs(state.body_qd).max() < 1e-3
+
+
 def test_given_mass_and_shapes_add_by_the_parallel_axis_theorem():
     b = physics.ModelBuilder()
     body = b.add_body(mass=2.0, com=(0.0, 0.0, 1.0), inertia=(0.1, 0.2, 0.3), armature=0.01)

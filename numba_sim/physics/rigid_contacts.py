@@ -10,8 +10,8 @@ ends: a sphere its centre, a capsule the two ends of its segment, a box its 8 co
   point of a body shape within ``rigid_contact_margin`` of the plane is a contact.
 * Cylinders and cones have points on their rims (8 a rim; a cone also its apex), and
   against a plane each rim's lowest point at ``collide`` time (exact for a cylinder on
-  its side); they meet planes and the other shapes' cores, not yet as cores that other
-  shapes' points meet.
+  its side); they meet planes and the other shapes' cores, and cylinders (not yet cones)
+  are cores that other shapes' points meet.
 * Between two shapes A and B (not both static, not on one body, not the parent and
   child of a joint, in one world or one of them global, of collision groups that
   meet: equal, or either -1), each contact point of A is taken to the closest point
@@ -210,10 +210,17 @@ def bounding_radius(geo: int, scale: sim.vec3):
 @sim.func
 def closest_on_core(geo: int, scale: sim.vec3, p: sim.vec3):
     """(closest point of the shape's core to *p*, the unit normal there towards *p*, the
-    signed distance of *p* from the core: negative inside a box), in the shape frame."""
+    signed distance of *p* from the core: negative inside a box or a cylinder), in the
+    shape frame."""
     q = sim.vec3()
+    radial = sim.vec3(p[0], 0.0, p[2])
+    rl = sim.length(radial)
     if geo == CAPSULE:
         q = sim.vec3(0.0, sim.clamp(p[1], -scale[1], scale[1]), 0.0)
+    elif geo == CYLINDER:
+        q = sim.vec3(p[0], sim.clamp(p[1], -scale[1], scale[1]), p[2])
+        if rl > scale[0]:
+            q = sim.vec3(p[0] * (scale[0] / rl), q[1], p[2] * (scale[0] / rl))
     elif geo == BOX:
         q = sim.vec3(sim.clamp(p[0], -scale[0], scale[0]), sim.clamp(p[1], -scale[1], scale[1]),
                      sim.clamp(p[2], -scale[2], scale[2]))
@@ -238,6 +245,20 @@ def closest_on_core(geo: int, scale: sim.vec3, p: sim.vec3):
         q = p
         q[k] = side * scale[k]
         dist = -depth
+    elif geo == CYLINDER:
+        # inside the cylinder: out through the nearer of its side and its caps
+        side = 1.0
+        if p[1] < 0.0:
+            side = -1.0
+        cap = scale[1] - sim.abs(p[1])
+        if scale[0] - rl < cap and rl > 0.0:
+            n = radial / rl
+            q = sim.vec3(n[0] * scale[0], p[1], n[2] * scale[0])
+            dist = rl - scale[0]
+        else:
+            n = sim.vec3(0.0, side, 0.0)
+            q = sim.vec3(p[0], side * scale[1], p[2])
+            dist = -cap
     return q, n, dist
 
 
@@ -290,9 +311,10 @@ def shapes_may_touch(a: int, b: int, shape_type: sim.array(dtype=sim.int32),
     """Whether shapes *a* and *b* (both with contact points) are a candidate pair."""
     ba = shape_body[a]
     bb = shape_body[b]
-    tb = shape_type[b]   # b's core: one closest_on_core knows (no cylinder or cone yet)
+    tb = shape_type[b]   # b's core: one closest_on_core knows (no cone yet)
     ok = a != b and shape_collision[a] != 0 and shape_collision[b] != 0 and \
-        (tb == SPHERE or tb == CAPSULE or tb == BOX) and (ba >= 0 or bb >= 0) and ba != bb
+        (tb == SPHERE or tb == CAPSULE or tb == BOX or tb == CYLINDER) and \
+        (ba >= 0 or bb >= 0) and ba != bb
     if ok and ba >= 0 and bb >= 0:
         ok = body_parent[ba] != bb and body_parent[bb] != ba
     if ok:
