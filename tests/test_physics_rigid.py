@@ -448,6 +448,24 @@ def test_replicated_stacks_find_their_own_contacts_only():
     assert ((world[s0] == world[s1]) | (world[s1] < 0)).all()
 
 
+def test_a_world_without_shapes_leaves_its_neighbours_their_contacts():
+    stack = physics.ModelBuilder(gravity=-G)
+    for k in range(2):
+        body = stack.add_body(xform=((0.0, 0.0, 0.11 + 0.21 * k), None))
+        stack.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+    particle = physics.ModelBuilder(gravity=-G)
+    particle.add_particle((0.0, 0.0, 1.0), (0.0, 0.0, 0.0), 1.0)
+    b = physics.ModelBuilder(gravity=-G)
+    for world, part in enumerate((stack, particle, stack)):     # world 1: no shapes
+        b.add_builder(part, xform=((3.0 * world, 0.0, 0.0), None), world=world)
+    model = b.finalize()
+    assert model.shape_world.tolist() == [0, 0, 2, 2]
+    assert model.shape_world_start.tolist()[::2] == [0, 2]
+    assert model.shape_world_end.tolist()[::2] == [2, 4]
+    contacts = model.collide(model.state())
+    assert int(contacts.rigid_contact_count[0]) == 2 * 8       # 4 + 4 corners per stack
+
+
 def test_a_tilted_box_falls_flat():
     angle = 0.3
     rot = (math.sin(angle / 2), 0.0, 0.0, math.cos(angle / 2))

@@ -182,13 +182,16 @@ class Model:
         # each world's span of shape indices (world-major; global shapes may sit inside a
         # span) and the global shapes (world -1): the candidates of a shape's contacts
         worlds = np.asarray(builder.shape_world, dtype=np.int64)
-        spans = np.zeros(builder.num_worlds + 1, dtype=np.int64)
-        for w in range(builder.num_worlds):
-            mine = np.flatnonzero(worlds == w)
-            spans[w] = mine[0] if len(mine) else (spans[w - 1] if w else 0)
-            spans[w + 1] = mine[-1] + 1 if len(mine) else spans[w]
-        self.shape_world_start = put(spans[:-1], i32)
-        self.shape_world_end = put(spans[1:], i32)
+        mine = np.flatnonzero(worlds >= 0)             # sorted by world (world-major)
+        wanted = np.arange(builder.num_worlds)
+        lo = np.searchsorted(worlds[mine], wanted, "left")
+        hi = np.searchsorted(worlds[mine], wanted, "right")
+        last = max(len(mine) - 1, 0)
+        has = lo < hi
+        first_index = mine[np.minimum(lo, last)] if len(mine) else lo
+        last_index = mine[np.clip(hi - 1, 0, last)] if len(mine) else lo
+        self.shape_world_start = put(np.where(has, first_index, 0), i32)
+        self.shape_world_end = put(np.where(has, last_index + 1, 0), i32)
         self.shape_global = put(np.flatnonzero(worlds < 0), i32)
         self.shape_particle_collision = put(builder.shape_particle_collision, i32)
         self._particle_shape_count = int(sum(builder.shape_particle_collision))
