@@ -6,11 +6,12 @@ rigid bodies with shapes and joints; ``finalize`` makes a ``Model``; solvers ste
 from numba_sim.physics.builder import (
     PARTICLE_FLAG_ACTIVE, GeoType, JointType, ModelBuilder, ShapeConfig,
 )
+from numba_sim.physics.mesh import Mesh
 from numba_sim.physics.model import Contacts, Control, Model, State
 from numba_sim.physics.solver_featherstone import SolverFeatherstone, eval_fk, eval_ik
 from numba_sim.physics.solver_semi_implicit import SolverSemiImplicit
 from numba_sim.physics.solver_xpbd import SolverXPBD
 
-__all__ = ["Contacts", "Control", "GeoType", "JointType", "Model", "ModelBuilder",
+__all__ = ["Contacts", "Control", "GeoType", "JointType", "Mesh", "Model", "ModelBuilder",
            "PARTICLE_FLAG_ACTIVE", "ShapeConfig", "SolverFeatherstone", "SolverSemiImplicit",
            "SolverXPBD", "State", "eval_fk", "eval_ik"]

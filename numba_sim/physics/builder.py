@@ -15,6 +15,7 @@ import numpy as np
 
 from numba_sim.physics import checks
 from numba_sim.physics.builder_rigid import RigidBuilder
+from numba_sim.physics.mesh import Mesh
 from numba_sim.physics.model import Model
 
 PARTICLE_FLAG_ACTIVE = 1
@@ -179,6 +180,7 @@ class ModelBuilder(RigidBuilder):
         self.shape_collision_group = []
         self.shape_particle_collision = []
         self.shape_world = []
+        self.shape_source = []        # a mesh shape's physics.Mesh, else None
         # rigid bodies and joints (builder_rigid.py)
         self._init_rigid()
 
@@ -553,7 +555,7 @@ class ModelBuilder(RigidBuilder):
         return range(start, len(self.particle_q))
 
     # ------------------------------------------------------------------ shapes
-    def _add_shape(self, call, body, xform, geo, scale, cfg, world=None):
+    def _add_shape(self, call, body, xform, geo, scale, cfg, world=None, source=None):
         body = self._shape_body(call, body)
         cfg = ShapeConfig() if cfg is None else cfg
         if not isinstance(cfg, ShapeConfig):
@@ -572,7 +574,8 @@ class ModelBuilder(RigidBuilder):
         self.shape_collision_group.append(cfg.collision_group)
         self.shape_particle_collision.append(cfg.has_particle_collision)
         self.shape_world.append(self._world if world is None else world)
-        self._rigid_shape_added(body, geo, self.shape_scale[-1], p, q, cfg)
+        self.shape_source.append(source)
+        self._rigid_shape_added(body, geo, self.shape_scale[-1], p, q, cfg, source)
         return len(self.shape_type) - 1
 
     def add_shape_plane(self, body=-1, xform=None, width=0.0, length=0.0, cfg=None):
@@ -631,6 +634,26 @@ class ModelBuilder(RigidBuilder):
         return self._add_axial_shape("add_shape_cone", GeoType.CONE, body, xform, radius,
                                      half_height, axis, cfg)
 
+    def add_shape_mesh(self, body=-1, xform=None, mesh=None, scale=(1.0, 1.0, 1.0), cfg=None):
+        """A triangle mesh (a ``physics.Mesh``) scaled by *scale* (per axis of the shape
+        frame); on a body it adds the mass and inertia of its closed volume x density."""
+        call = "add_shape_mesh"
+        if not isinstance(mesh, Mesh):
+            raise ValueError(f"{call}: mesh must be a physics.Mesh(vertices, indices), got "
+                             f"{mesh!r}")
+        scale = checks.vector(call, "scale", scale)
+        if np.any(scale <= 0.0):
+            raise ValueError(f"{call}: scale must be > 0 on every axis, got {scale.tolist()}")
+        body = self._shape_body(call, body)
+        cfg = ShapeConfig() if cfg is None else cfg
+        if body >= 0 and isinstance(cfg, ShapeConfig) and cfg.density > 0.0:
+            volume = float(mesh.mass_properties(scale)[0])
+            if not volume > 0.0:
+                raise ValueError(f"{call}: the mesh must be closed and wound counter-clockwise "
+                                 f"seen from outside to give a body mass; its volume is "
+                                 f"{volume:g} (pass cfg=ShapeConfig(density=0.0) for none)")
+        return self._add_shape(call, body, xform, GeoType.MESH, scale, cfg, source=mesh)
+
     def _add_axial_shape(self, call, geo, body, xform, radius, half_height, axis, cfg):
         radius = checks.positive(call, "radius", radius)
         half_height = (checks.nonnegative if geo == GeoType.CAPSULE else checks.positive)(
@@ -681,6 +704,7 @@ class ModelBuilder(RigidBuilder):
             sq = checks.quat_multiply(q, transform[3:])
             self.shape_transform.append(np.concatenate([sp, sq]))
         self.shape_world.extend(w if w < 0 else world for w in other.shape_world)
+        self.shape_source.extend(other.shape_source)
         self._add_rigid_builder(other, p, q, world)
         self.num_worlds = max(self.num_worlds, world + 1)
         self._world = world

@@ -128,12 +128,13 @@ class RigidBuilder:
                              f"{self.body_count} bodies; -1 is the static world)")
         return int(body)
 
-    def _rigid_shape_added(self, body, geo, scale, p, q, cfg):
-        """Record a shape's collision flag and density; a body shape adds its mass."""
+    def _rigid_shape_added(self, body, geo, scale, p, q, cfg, source=None):
+        """Record a shape's collision flag and density; a body shape adds its mass (a mesh
+        shape's from its ``physics.Mesh``, *source*)."""
         self.shape_density.append(cfg.density)
         self.shape_shape_collision.append(cfg.has_shape_collision)
         if body >= 0 and cfg.density > 0.0:
-            self._body_mass[body].add_shape(geo, scale, p, q, cfg.density)
+            self._body_mass[body].add_shape(geo, scale, p, q, cfg.density, source)
 
     # ------------------------------------------------------------------ joints
     def _add_joint(self, call, joint_type, parent, child, parent_xform, child_xform, axes,

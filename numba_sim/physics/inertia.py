@@ -24,6 +24,7 @@ CAPSULE = 2
 CYLINDER = 3
 CONE = 4
 BOX = 5
+MESH = 6
 
 
 def solid_centroid(geo, scale):
@@ -87,12 +88,17 @@ class MassAccumulator:
         self.moment += mass * com
         self.inertia += inertia_about_com + mass * (com @ com * np.eye(3) - np.outer(com, com))
 
-    def add_shape(self, geo, scale, p, q, density):
-        """Add a shape of *density* placed at (p, q) in the body frame."""
-        m, inertia = solid_mass_properties(geo, scale, density)
+    def add_shape(self, geo, scale, p, q, density, source=None):
+        """Add a shape of *density* placed at (p, q) in the body frame (a mesh shape's
+        ``physics.Mesh`` is *source*: its closed volume, ``mesh.py``)."""
+        if geo == MESH:
+            volume, centroid, inertia = source.mass_properties(scale)
+            m, inertia = density * volume, density * inertia
+        else:
+            m, inertia = solid_mass_properties(geo, scale, density)
+            centroid = solid_centroid(geo, scale)
         rot = rotation_matrix(q)
-        self.add(m, np.asarray(p, dtype=np.float64) + rot @ solid_centroid(geo, scale),
-                 rot @ inertia @ rot.T)
+        self.add(m, np.asarray(p, dtype=np.float64) + rot @ centroid, rot @ inertia @ rot.T)
 
     def about_com(self):
         """(mass, centre of mass, inertia about it); a massless body has its com at its

@@ -9,6 +9,7 @@ from numba_sim.arrays import cupy_module, parse_device
 from numba_sim.physics import collide as collide_kernels
 from numba_sim.physics import rigid_contacts
 from numba_sim.physics.builder_rigid import rigid_model_arrays
+from numba_sim.physics.mesh import mesh_model_arrays
 
 
 def _array_module(target):
@@ -195,6 +196,7 @@ class Model:
         self.shape_global = put(np.flatnonzero(worlds < 0), i32)
         self.shape_particle_collision = put(builder.shape_particle_collision, i32)
         self._particle_shape_count = int(sum(builder.shape_particle_collision))
+        mesh_model_arrays(self, builder, put)
         # rigid bodies and joints (builder_rigid.py)
         rigid_model_arrays(self, builder, put)
 
