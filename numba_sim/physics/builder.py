@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from numba_sim.physics import checks
+from numba_sim.physics.builder_import import ImportBuilder
 from numba_sim.physics.builder_rigid import RigidBuilder
 from numba_sim.physics.mesh import Mesh
 from numba_sim.physics.model import Model
@@ -88,7 +89,7 @@ def _mesh_edges(triangles):
     return interior, edges
 
 
-class ModelBuilder(RigidBuilder):
+class ModelBuilder(RigidBuilder, ImportBuilder):
     """Builds a :class:`Model` (API-physics.md, "Building a model").
 
     ``up_axis`` is "x" | "y" | "z"; a scalar ``gravity`` acts along it, a 3-vector is
