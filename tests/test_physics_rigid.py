@@ -906,13 +906,14 @@ def test_every_rigid_kernel_compiles_for_cuda_offline(name, private_device_code_
         kernel = rigid_contacts.plane_contacts_kernel
         inputs = [state.body_q, m.shape_count, m.shape_type, m.shape_body, m.shape_transform,
                   m.shape_scale, m.shape_thickness, m.shape_world, m.shape_shape_collision,
-                  0.1, c.rigid_contact_max, *arrays]
+                  *rigid_contacts.mesh_point_arrays(m), 0.1, c.rigid_contact_max, *arrays]
     elif name == "shape_contacts_kernel":
         kernel = rigid_contacts.shape_contacts_kernel
         inputs = [state.body_q, m.shape_count, m.shape_type, m.shape_body, m.shape_transform,
                   m.shape_scale, m.shape_thickness, m.shape_world, m.shape_collision_group,
                   m.shape_shape_collision, m.shape_world_start, m.shape_world_end,
-                  m.shape_global, m.body_parent, 0.1, c.rigid_contact_max, *arrays]
+                  m.shape_global, m.body_parent, m.shape_source_ptr, m.shape_mesh_radius,
+                  *rigid_contacts.mesh_point_arrays(m), 0.1, c.rigid_contact_max, *arrays]
     elif name == "rigid_contact_force_kernel":
         kernel = rigid_kernels.rigid_contact_force_kernel
         inputs = [state.body_q, state.body_qd, m.body_com, m.shape_body, m.shape_material_ke,

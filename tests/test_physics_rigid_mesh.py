@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from numba_sim import physics
-from mesh_shapes import cube, icosphere
+from mesh_shapes import closest_points, cube, icosphere
 
 RHO = 1000.0
 G = 9.81
@@ -100,3 +100,107 @@ def test_bad_mesh_input_names_the_call_and_the_value():
     # a static mesh, or one without density, needs no volume
     b.add_shape_mesh(-1, mesh=physics.Mesh(points, faces[:, ::-1]))
     assert b.shape_count == 1
+
+
+# ------------------------------------------------------------------------------ contacts
+
+def settle(model, solver, seconds=1.5, substeps=20):
+    state = model.state()
+    contacts = model.contacts()
+    dt = 1.0 / 60.0 / substeps
+    for _ in range(int(seconds * 60)):
+        model.collide(state, contacts)
+        for _ in range(substeps):
+            solver.step(state, state, None, contacts, dt)
+    return state, contacts
+
+
+def test_a_particle_rests_on_a_static_mesh_at_the_penalty_depth():
+    """On a static box mesh 0.6 x 0.8 x 0.5 whose top is at 0.75 (the box of the
+    semi-implicit particle test): ``top + radius - m g / ke``."""
+    b = physics.ModelBuilder(gravity=-G)
+    b.particle_collision = False
+    radius, mass = 0.05, 0.2
+    b.add_particle((0.05, -0.1, 1.0), (0, 0, 0), mass, radius=radius)
+    points, faces = cube(0.5)
+    b.add_shape_mesh(-1, xform=((0, 0, 0.5), None), mesh=physics.Mesh(points, faces),
+                     scale=(0.6, 0.8, 0.5), cfg=physics.ShapeConfig(kd=100.0))
+    model = b.finalize()
+    solver = physics.SolverSemiImplicit(model)
+    state = model.state()
+    contacts = model.contacts()
+    for _ in range(150):
+        model.collide(state, contacts)
+        for _ in range(20):
+            solver.step(state, state, None, contacts, 1.0 / 1200.0)
+    ke = 0.5 * (model.soft_contact_ke + model.shape_material_ke[0])
+    assert state.particle_q[0, 2] == pytest.approx(0.75 + radius - mass * G / ke, abs=2e-4)
+    assert int(contacts.soft_contact_count[0]) == 1
+    assert contacts.soft_contact_normal[0].tolist() == pytest.approx([0.0, 0.0, 1.0], abs=1e-5)
+
+
+def test_particles_far_from_a_mesh_or_inside_its_margin_only():
+    """Contacts within ``soft_contact_margin`` of the surface, none beyond it."""
+    b = physics.ModelBuilder()
+    for z in (0.05 + 0.15, 0.05 + 0.25):              # gap 0.15 (< margin 0.2) and 0.25
+        b.add_particle((0.0, 0.0, 0.5 + z), (0, 0, 0), 1.0, radius=0.05)
+    points, faces = cube(0.5)
+    b.add_shape_mesh(-1, mesh=physics.Mesh(points, faces))
+    model = b.finalize()
+    contacts = model.collide(model.state())
+    assert int(contacts.soft_contact_count[0]) == 1
+    assert contacts.soft_contact_particle[0] == 0
+    np.testing.assert_allclose(contacts.soft_contact_body_pos[0], (0.0, 0.0, 0.5), atol=1e-6)
+
+
+SPHERE_MESH = icosphere(2, radius=0.1)         # 320 triangles, 162 vertices
+
+
+@pytest.mark.parametrize("case", ["box_on_mesh", "mesh_on_ground", "mesh_on_box",
+                                  "sphere_on_mesh", "mesh_on_mesh"])
+def test_shapes_rest_on_meshes_and_meshes_on_shapes(case):
+    """XPBD, 20 substeps: a body box on a static box mesh (the box's corners against the
+    mesh's closest points), a box mesh on the ground (its vertices against the plane), a
+    box mesh on a static box (its vertices against the box), a sphere on a static
+    icosphere mesh (its centre against the closest point), a box mesh on a static box
+    mesh; each at rest at its half height above the support's top."""
+    b = physics.ModelBuilder(gravity=-G)
+    cube_mesh = physics.Mesh(*cube(0.5))
+    support_top = 0.2
+    if case == "mesh_on_ground":
+        b.add_ground_plane()
+        support_top = 0.0
+    elif case == "mesh_on_box":
+        b.add_shape_box(-1, xform=((0, 0, 0.1), None), hx=0.5, hy=0.5, hz=0.1)
+    elif case == "sphere_on_mesh":
+        b.add_shape_mesh(-1, mesh=physics.Mesh(*SPHERE_MESH))
+        # the icosphere's top vertex is not at the pole: the top is where the contact is
+        support_top = None
+    else:
+        b.add_shape_mesh(-1, xform=((0, 0, 0.1), None), mesh=cube_mesh, scale=(1.0, 1.0, 0.2))
+    body = b.add_body(xform=((0.02, -0.01, support_top + 0.06 if support_top is not None
+                              else 0.21), None))
+    if case in ("box_on_mesh",):
+        b.add_shape_box(body, hx=0.05, hy=0.05, hz=0.05)
+    elif case == "sphere_on_mesh":
+        b.add_shape_sphere(body, radius=0.1)
+    else:
+        b.add_shape_mesh(body, mesh=cube_mesh, scale=(0.1, 0.1, 0.1))
+    model = b.finalize()
+    state, contacts = settle(model, physics.SolverXPBD(model), seconds=1.5)
+    assert np.abs(state.body_qd[0]).max() < 1e-3
+    z = float(state.body_q[0, 2])
+    if support_top is None:
+        # on the polyhedron (wherever it rolled to): its radius from the closest surface point
+        distance = math.sqrt(closest_points(*SPHERE_MESH, state.body_q[:1, :3])[0][0])
+        assert distance == pytest.approx(0.1, abs=1e-4)
+        assert z > 0.19
+    else:
+        assert z == pytest.approx(support_top + 0.05, abs=1e-4)
+        assert tilt(state.body_q[0, 3:]) < 1e-2
+
+
+def tilt(q):
+    from numba_sim.physics.checks import quat_rotate
+    z = quat_rotate(np.asarray(q, dtype=np.float64), np.array([0.0, 0.0, 1.0]))
+    return math.acos(min(1.0, float(z[2])))

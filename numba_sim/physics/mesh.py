@@ -85,7 +85,8 @@ def mesh_model_arrays(model, builder, put):
     of its scaled vertices on the model's device, 0 for other shapes; one ``Mesh`` per
     distinct mesh and scale, so replicated worlds share it), and the scaled vertices in
     the shape frame, ``shape_mesh_points[shape_mesh_start[s]:][:shape_mesh_count[s]]``
-    (a mesh shape's contact points)."""
+    (a mesh shape's contact points), and ``shape_mesh_radius``, the radius of a sphere
+    about the shape origin holding them (0 for other shapes)."""
     import numba_sim as sim
 
     model.shape_source = list(builder.shape_source)
@@ -93,6 +94,7 @@ def mesh_model_arrays(model, builder, put):
     ids = np.zeros(builder.shape_count, dtype=np.uint64)
     starts = np.zeros(builder.shape_count, dtype=np.int64)
     counts = np.zeros(builder.shape_count, dtype=np.int64)
+    radii = np.zeros(builder.shape_count)
     points = []
     total = 0
     for s, source in enumerate(builder.shape_source):
@@ -108,8 +110,10 @@ def mesh_model_arrays(model, builder, put):
             total += len(scaled)
         mesh, starts[s], counts[s] = built[key]
         ids[s] = mesh.id
+        radii[s] = np.linalg.norm(source.vertices * scale, axis=1).max()
     model._shape_meshes = [entry[0] for entry in built.values()]   # kept alive
     model.shape_source_ptr = put(ids, np.uint64)
+    model.shape_mesh_radius = put(radii, np.float32)
     model.shape_mesh_start = put(starts, np.int32)
     model.shape_mesh_count = put(counts, np.int32)
     model.shape_mesh_points = put(np.concatenate(points) if points else np.zeros((0, 3)),

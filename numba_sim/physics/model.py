@@ -240,7 +240,7 @@ class Model:
                                self.particle_world, self.shape_count, self.shape_type,
                                self.shape_transform, self.shape_scale, self.shape_thickness,
                                self.shape_world, self.shape_particle_collision,
-                               self.soft_contact_margin, contacts.soft_contact_max,
+                               self.shape_source_ptr, self.soft_contact_margin, contacts.soft_contact_max,
                                contacts.soft_contact_count, contacts.soft_contact_particle,
                                contacts.soft_contact_shape, contacts.soft_contact_body_pos,
                                contacts.soft_contact_normal])

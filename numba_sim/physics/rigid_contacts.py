@@ -39,6 +39,7 @@ when negative), so colliding once per frame is enough.
 import numpy as np
 
 import numba_sim as sim
+from numba_sim.physics.collide import closest_on_mesh
 
 PLANE = 0
 SPHERE = 1
@@ -46,6 +47,7 @@ CAPSULE = 2
 CYLINDER = 3
 CONE = 4
 BOX = 5
+MESH = 6
 
 RIM_POINTS = 8
 """points on each circular rim of a cylinder or cone"""
@@ -104,6 +106,30 @@ def shape_point_count(geo: int):
 
 
 @sim.func
+def point_count(s: int, geo: int, shape_mesh_count: sim.array(dtype=sim.int32)):
+    """Contact points of shape *s*: a mesh's vertices, else ``shape_point_count``."""
+    count = shape_point_count(geo)
+    if geo == MESH:
+        count = shape_mesh_count[s]
+    return count
+
+
+@sim.func
+def contact_point(s: int, geo: int, scale: sim.vec3, k: int,
+                  shape_mesh_start: sim.array(dtype=sim.int32),
+                  shape_mesh_points: sim.array(dtype=sim.vec3)):
+    """(contact point *k* of shape *s* in its frame, the thickness around it): a mesh's
+    vertex *k* (scaled), else ``shape_contact_point``."""
+    point = sim.vec3()
+    radius = 0.0
+    if geo == MESH:
+        point = shape_mesh_points[shape_mesh_start[s] + k]
+    else:
+        point, radius = shape_contact_point(geo, scale, k)
+    return point, radius
+
+
+@sim.func
 def rim_support_count(geo: int):
     """Points a cylinder (one per rim) or a cone (its base's) adds against a plane: each
     rim's lowest point, exact at ``collide`` time, between the rim samples."""
@@ -136,14 +162,17 @@ def plane_contacts_kernel(
         shape_type: sim.array(dtype=sim.int32), shape_body: sim.array(dtype=sim.int32),
         shape_transform: sim.array(dtype=sim.transform), shape_scale: sim.array(dtype=sim.vec3),
         shape_thickness: sim.array(dtype=float), shape_world: sim.array(dtype=sim.int32),
-        shape_collision: sim.array(dtype=sim.int32), margin: float, contact_max: int,
+        shape_collision: sim.array(dtype=sim.int32),
+        shape_mesh_start: sim.array(dtype=sim.int32),
+        shape_mesh_count: sim.array(dtype=sim.int32),
+        shape_mesh_points: sim.array(dtype=sim.vec3), margin: float, contact_max: int,
         contact_count: sim.array(dtype=sim.int32), contact_shape0: sim.array(dtype=sim.int32),
         contact_shape1: sim.array(dtype=sim.int32), contact_point0: sim.array(dtype=sim.vec3),
         contact_point1: sim.array(dtype=sim.vec3), contact_normal: sim.array(dtype=sim.vec3),
         contact_thickness0: sim.array(dtype=float), contact_thickness1: sim.array(dtype=float)):
     s = sim.tid()
     b = shape_body[s]
-    count = shape_point_count(shape_type[s])
+    count = point_count(s, shape_type[s], shape_mesh_count)
     if b >= 0 and shape_collision[s] != 0 and count > 0:
         X_bs = shape_transform[s]
         X_ws = body_q[b] * X_bs
@@ -161,7 +190,8 @@ def plane_contacts_kernel(
                     radius = 0.0
                     distinct = True
                     if k < count:
-                        local, radius = shape_contact_point(shape_type[s], shape_scale[s], k)
+                        local, radius = contact_point(s, shape_type[s], shape_scale[s], k,
+                                                      shape_mesh_start, shape_mesh_points)
                     else:
                         local, distinct = rim_support_point(shape_type[s], shape_scale[s],
                                                             k - count, down)
@@ -196,9 +226,12 @@ def core_radius(geo: int, scale: sim.vec3):
 
 @sim.func
 def bounding_radius(geo: int, scale: sim.vec3):
-    """The radius of a sphere about the shape's origin that holds the shape."""
+    """The radius of a sphere about the shape's origin that holds the shape (a mesh's
+    is in ``shape_mesh_radius``: 0 here)."""
     r = scale[0]
-    if geo == CAPSULE:
+    if geo == MESH:
+        r = 0.0
+    elif geo == CAPSULE:
         r = scale[0] + scale[1]
     elif geo == BOX:
         r = sim.length(scale)
@@ -311,9 +344,9 @@ def shapes_may_touch(a: int, b: int, shape_type: sim.array(dtype=sim.int32),
     """Whether shapes *a* and *b* (both with contact points) are a candidate pair."""
     ba = shape_body[a]
     bb = shape_body[b]
-    tb = shape_type[b]   # b's core: one closest_on_core knows (no cone yet)
+    tb = shape_type[b]   # b's core: one closest_on_core or closest_on_mesh knows (no cone yet)
     ok = a != b and shape_collision[a] != 0 and shape_collision[b] != 0 and \
-        (tb == SPHERE or tb == CAPSULE or tb == BOX or tb == CYLINDER) and \
+        (tb == SPHERE or tb == CAPSULE or tb == BOX or tb == CYLINDER or tb == MESH) and \
         (ba >= 0 or bb >= 0) and ba != bb
     if ok and ba >= 0 and bb >= 0:
         ok = body_parent[ba] != bb and body_parent[bb] != ba
@@ -337,7 +370,10 @@ def shape_contacts_kernel(
         shape_group: sim.array(dtype=sim.int32), shape_collision: sim.array(dtype=sim.int32),
         shape_world_start: sim.array(dtype=sim.int32),
         shape_world_end: sim.array(dtype=sim.int32), shape_global: sim.array(dtype=sim.int32),
-        body_parent: sim.array(dtype=sim.int32), margin: float, contact_max: int,
+        body_parent: sim.array(dtype=sim.int32), shape_source_ptr: sim.array(dtype=sim.uint64),
+        shape_mesh_radius: sim.array(dtype=float), shape_mesh_start: sim.array(dtype=sim.int32),
+        shape_mesh_count: sim.array(dtype=sim.int32),
+        shape_mesh_points: sim.array(dtype=sim.vec3), margin: float, contact_max: int,
         contact_count: sim.array(dtype=sim.int32), contact_shape0: sim.array(dtype=sim.int32),
         contact_shape1: sim.array(dtype=sim.int32), contact_point0: sim.array(dtype=sim.vec3),
         contact_point1: sim.array(dtype=sim.vec3), contact_normal: sim.array(dtype=sim.vec3),
@@ -345,14 +381,15 @@ def shape_contacts_kernel(
     """Thread *s*: the contact points of shape *s* against the cores of the others: of
     its world's span of shapes and the global ones (a global shape: of every shape)."""
     s = sim.tid()
-    count = shape_point_count(shape_type[s])
+    count = point_count(s, shape_type[s], shape_mesh_count)
     if count > 0:
         bs = shape_body[s]
         X_bs = shape_transform[s]
         X_ws = X_bs
         if bs >= 0:
             X_ws = body_q[bs] * X_bs
-        reach_s = bounding_radius(shape_type[s], shape_scale[s]) + shape_thickness[s]
+        reach_s = bounding_radius(shape_type[s], shape_scale[s]) + shape_mesh_radius[s] + \
+            shape_thickness[s]
         centre_s = sim.transform_get_translation(X_ws)
         ws = shape_world[s]
         first = 0
@@ -377,7 +414,8 @@ def shape_contacts_kernel(
                     X_wo = body_q[bo] * X_bo
                 geo = shape_type[o]
                 scale = shape_scale[o]
-                reach = reach_s + bounding_radius(geo, scale) + shape_thickness[o] + margin
+                radius_o = bounding_radius(geo, scale) + shape_mesh_radius[o]
+                reach = reach_s + radius_o + shape_thickness[o] + margin
                 if sim.length(sim.transform_get_translation(X_wo) - centre_s) <= reach:
                     X_ow = sim.transform_inverse(X_wo)
                     thickness1 = core_radius(geo, scale) + shape_thickness[o]
@@ -390,7 +428,8 @@ def shape_contacts_kernel(
                     if box_pair:
                         face, side = reference_face(scale, shape_scale[s], X_ow * X_ws)
                     for k in range(count):
-                        local, radius = shape_contact_point(shape_type[s], shape_scale[s], k)
+                        local, radius = contact_point(s, shape_type[s], shape_scale[s], k,
+                                                      shape_mesh_start, shape_mesh_points)
                         world = sim.transform_point(X_ws, local)
                         p = sim.transform_point(X_ow, world)
                         over = True
@@ -399,6 +438,11 @@ def shape_contacts_kernel(
                         dist = 0.0
                         if box_pair:
                             q, n, dist, over = face_contact(scale, face, side, p)
+                        elif geo == MESH:
+                            # any point inside the mesh's bounding sphere has its closest
+                            # surface point within twice the sphere's radius
+                            over, q, n, dist = closest_on_mesh(
+                                shape_source_ptr[o], p, 2.0 * radius_o + margin + radius)
                         else:
                             q, n, dist = closest_on_core(geo, scale, p)
                         thickness0 = radius + shape_thickness[s]
@@ -422,8 +466,10 @@ def rigid_contact_capacity(model):
     bodies = sim.to_numpy(model.shape_body)
     collision = sim.to_numpy(model.shape_shape_collision) != 0
     worlds = sim.to_numpy(model.shape_world)
+    mesh_points = sim.to_numpy(model.shape_mesh_count).astype(np.int64)
     points = np.array([CONTACT_POINTS.get(int(t), 0) for t in types], dtype=np.int64)
     plane_points = np.array([PLANE_POINTS.get(int(t), 0) for t in types], dtype=np.int64)
+    points[types == MESH] = plane_points[types == MESH] = mesh_points[types == MESH]
     planes = int(np.sum((types == PLANE) & (bodies < 0) & collision))
     capacity = int(plane_points[(bodies >= 0) & collision].sum()) * planes
     solid = collision & (points > 0)
@@ -466,17 +512,23 @@ def collide_rigid(model, state, contacts):
     sim.launch(plane_contacts_kernel, dim=model.shape_count, inputs=[
         state.body_q, model.shape_count, model.shape_type, model.shape_body,
         model.shape_transform, model.shape_scale, model.shape_thickness, model.shape_world,
-        model.shape_shape_collision, model.rigid_contact_margin, contacts.rigid_contact_max,
-        *rigid_contact_arrays(contacts)])
+        model.shape_shape_collision, *mesh_point_arrays(model), model.rigid_contact_margin,
+        contacts.rigid_contact_max, *rigid_contact_arrays(contacts)])
     sim.launch(shape_contacts_kernel, dim=model.shape_count, inputs=[
         state.body_q, model.shape_count, model.shape_type, model.shape_body,
         model.shape_transform, model.shape_scale, model.shape_thickness, model.shape_world,
         model.shape_collision_group, model.shape_shape_collision, model.shape_world_start,
         model.shape_world_end, model.shape_global, model.body_parent,
+        model.shape_source_ptr, model.shape_mesh_radius, *mesh_point_arrays(model),
         model.rigid_contact_margin, contacts.rigid_contact_max,
         *rigid_contact_arrays(contacts)])
     if int(contacts.rigid_contact_count[0]) > contacts.rigid_contact_max:
         contacts.rigid_contact_count[0] = contacts.rigid_contact_max
+
+
+def mesh_point_arrays(model):
+    """The mesh shapes' contact points, as the rigid-contact kernels take them."""
+    return [model.shape_mesh_start, model.shape_mesh_count, model.shape_mesh_points]
 
 
 def rigid_contact_arrays(contacts):
