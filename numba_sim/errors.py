@@ -89,6 +89,22 @@ class KernelTypingError(TypingError, WarpCodegenError, WarpCodegenTypeError,
                              self.lineno))
 
 
+class UndefinedSymbolError(KernelTypingError, KeyError):
+    """A kernel or func that reads a name nothing defines: also a KeyError, as Warp's
+    ``Referencing undefined symbol`` is (raised when the kernel is built, so a branch that
+    ``sim.static`` drops may name what does not exist)."""
+
+    __str__ = BaseException.__str__  # the message, not KeyError's repr of it
+
+
+class MissingAttributeError(KernelTypingError, AttributeError):
+    """A kernel or func that reads a field a struct does not have: also an AttributeError, as
+    Warp's is."""
+
+
+_STRUCT_ATTRIBUTE = re.compile(r"Unknown attribute '(\w+)' of type struct\(([\w.]+)\)")
+
+
 def verbose():
     return os.environ.get(VERBOSE_VARIABLE, "") not in ("", "0")
 
@@ -106,7 +122,20 @@ def short_typing_error(kernel, error):
         lines.append(f'File "{filename}", line {lineno}, in {function or name}')
         if source:
             lines.append(f"    {source}")
-    lines.append(f"kernel {name}: {_what(text)}")
+    undefined = _NAME_ERROR.search(text)
+    if undefined and _what(text).startswith("NameError"):
+        lines.append(f"kernel {name}: Referencing undefined symbol: {undefined.group(1)} "
+                     f"(NameError: name '{undefined.group(1)}' is not defined)")
+        return UndefinedSymbolError("\n".join(lines), text, name, filename, lineno)
+    what = _what(text)
+    missing = _STRUCT_ATTRIBUTE.match(what)
+    if missing:  # Warp's sentence, and an AttributeError as Warp's is
+        attribute, struct = missing.groups()
+        owner = re.search(rf"(\w+)\s*\.\s*{attribute}\b", source or "")
+        owner = f"'{owner.group(1)}' " if owner else ""
+        lines.append(f"kernel {name}: `{attribute}` is not an attribute of {owner}({struct})")
+        return MissingAttributeError("\n".join(lines), text, name, filename, lineno)
+    lines.append(f"kernel {name}: {what}")
     return KernelTypingError("\n".join(lines), text, name, filename, lineno)
 
 

@@ -252,6 +252,12 @@ def _literal_int(node):
     return None
 
 
+def _is_float_literal(node):
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is float
+
+
 def _slice_bounds(node):
     """The bounds of a slice ``a:b:c``: literal ints (``-2`` included) and missing ones as
     Constant nodes, other expressions as they are (typing rejects them)."""
@@ -338,6 +344,7 @@ class _KernelRewriter(ast.NodeTransformer):
         self.temporaries = 0
         self.local_names = set()
         self.constants = {}
+        self.literals = {}
         self.function_locals = {}
         self.truth_arrays = None  # the array parameters, read when a condition needs them
         self.return_annotation = _MISSING  # a func's, read at its first return
@@ -365,6 +372,14 @@ class _KernelRewriter(ast.NodeTransformer):
         return isinstance(node, ast.Name) and node.id in self.array_parameters
 
     def visit_Subscript(self, node):
+        for part in node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]:
+            if isinstance(part, ast.Slice):  # f[0:n] of n = 3: a constant bound, as in Warp
+                for field in ("lower", "upper", "step"):
+                    bound = getattr(part, field)
+                    if isinstance(bound, ast.Name) \
+                            and type(self.literals.get(bound.id)) is int:
+                        setattr(part, field, ast.copy_location(
+                            ast.Constant(self.literals[bound.id]), bound))
         node = self.generic_visit(node)
         if isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Attribute) \
                 and node.value.attr == "shape" and isinstance(node.slice, ast.Constant) \
@@ -420,6 +435,7 @@ class _KernelRewriter(ast.NodeTransformer):
                 raise _error(KERNEL_RETURN_ERROR, self.fn, node)
             node.returns = None
             self.local_names = _local_names(node)
+            self.literals = _literal_locals(node)
             mutated = dynamic_loops.mutated_constant(node, self.resolver.resolve,
                                                      self.local_names, static, config.max_unroll)
             if mutated is not None:  # Warp's rule (dynamic_loops.py)
@@ -638,6 +654,10 @@ class _KernelRewriter(ast.NodeTransformer):
             return self.visit(node.args[0])
         if isinstance(callee, type) and issubclass(callee, np.float64) and len(node.args) == 1 \
                 and not node.keywords and self._double_constant(node.args[0]):
+            argument = node.args[0]
+            if isinstance(argument, ast.Name) and type(self.literals.get(argument.id)) is float:
+                node.args[0] = ast.copy_location(ast.Constant(self.literals[argument.id]),
+                                                 argument)  # x = 0.1; float64(x)
             return node  # float64(3.141592653589793), float64(sim.PI): the double as written
         if callee is builtins.float or callee is builtins.int:
             node = self.generic_visit(node)
@@ -658,12 +678,50 @@ class _KernelRewriter(ast.NodeTransformer):
             helper = f"__sim_callee_{len(self.helpers)}"
             self.helpers[helper] = callee
             node.func = ast.copy_location(ast.Name(id=helper, ctx=ast.Load()), node.func)
-        return self.generic_visit(node)
+        variables = self._constructor_variables(node, callee)
+        node = self.generic_visit(node)
+        if variables:
+            spec = callee.spec
+            kind = _WARP_KIND_NAMES[spec.kind]
+            kind = f"fill {kind}" if len(node.args) == 1 and spec.size > 1 else kind
+            dtype = np.dtype(spec.scalar_type).name
+            node.args = [_ops("constructor_argument", a, a, ast.Constant(dtype),
+                              ast.Constant(kind)) if k in variables else a
+                         for k, a in enumerate(node.args)]
+        return node
+
+    def _constructor_variables(self, node, callee):
+        """The positions of the arguments of a typed constructor (``vec3f(x, 0.0, y)``) that
+        are variables, not Warp's constants (literals, locals bound once to a literal, which
+        are substituted, and globals or closure values): compiled, their scalars must have
+        the constructor's scalar type, as in Warp (``constructor_argument``)."""
+        if not (isinstance(callee, type) and issubclass(callee, Value)) or node.keywords \
+                or any(isinstance(a, ast.Starred) for a in node.args):
+            return set()
+        variables = set()
+        for k, argument in enumerate(node.args):
+            base = argument.operand if isinstance(argument, ast.UnaryOp) \
+                and isinstance(argument.op, (ast.USub, ast.UAdd)) else argument
+            if isinstance(base, ast.Constant):
+                continue
+            if isinstance(argument, ast.Name) and argument.id in self.literals:
+                node.args[k] = ast.copy_location(ast.Constant(self.literals[argument.id]),
+                                                 argument)
+                continue
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id not in self.local_names \
+                    and isinstance(argument, (ast.Name, ast.Attribute)):
+                continue  # a global or closure value: a constant
+            variables.add(k)
+        return variables
 
     def _double_constant(self, node):
         """Whether *node* is a float literal (``0.1``, ``-0.1``) or reads a Python float from
         the globals or the closure (``sim.PI``): a float64 made of it keeps its double value,
         as Warp's ``wp.float64(...)`` does (elsewhere such a float is a float32)."""
+        if isinstance(node, ast.Name) and type(self.literals.get(node.id)) is float:
+            return True  # a local constant: x = 0.1 (the call takes its value: visit_Call)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             node = node.operand
         if isinstance(node, ast.Constant):
@@ -1091,9 +1149,9 @@ class _KernelRewriter(ast.NodeTransformer):
         if isinstance(target, ast.Name):
             new = _ops(op, node, _load(target), value)
             return [ast.copy_location(ast.Assign(targets=[target], value=new), node)]
+        target = self._prepare_target(target, node, statements)  # its indices first, as Python
         if not (isinstance(value, (ast.Name, ast.Constant)) or _is_simple(value)):
             value = self._hoist(value, node, statements)
-        target = self._prepare_target(target, node, statements)
         checked = self._with_store_checks(target, [], node)
         if checked:
             return statements + [checked[0]] + self._augmented(target, op_name, value, node) + \
@@ -1170,6 +1228,30 @@ def _unsupported_static_value(value, owner=None, path=()):
                 f"inside Warp kernels: {problem} at {cls.__module__}.{cls.__qualname__}."
                 f"{'.'.join(path[:-1])}")
     return problem
+
+
+_WARP_KIND_NAMES = {"vec": "vector", "mat": "matrix", "quat": "quaternion",
+                    "transform": "transformation"}
+
+
+def _literal_locals(definition):
+    """Local name -> int or float for the names *definition* binds once, to a number literal,
+    and never again (``n = 3``, ``x = 0.1``): Warp's constants, which may bound a slice
+    (ints) or make a float64 of the double written (floats)."""
+    stores, values = {}, {}
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, ast.arg):
+            stores[node.arg] = stores.get(node.arg, 0) + 2
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            value = _literal_int(node.value)
+            if value is None and _is_float_literal(node.value):
+                value = ast.literal_eval(node.value)
+            if value is not None:
+                values[node.targets[0].id] = value
+    return {name: value for name, value in values.items() if stores.get(name) == 1}
 
 
 def _local_names(definition):

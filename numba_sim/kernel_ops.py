@@ -343,6 +343,14 @@ def _combine(op, current, value):
     return globals()[op](current, value)
 
 
+def constructor_argument(value, dtype_name, kind):
+    """An argument of a typed constructor (``vec3f(x, y, z)``) that is a variable, not a
+    constant: compiled, a scalar must already have the constructor's scalar type (Warp's
+    rule; constants are converted), named *dtype_name*; *kind* is ``vector``, ``matrix``,
+    ``quaternion`` or ``transformation``.  In Python the value itself."""
+    return value
+
+
 def unpack(container):
     """``f(*container)``: the items of a vector, quaternion, transform (its scalars), matrix
     (its rows) or tuple, as a tuple (compiled: one read per item, the length static)."""

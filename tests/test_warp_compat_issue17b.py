@@ -144,7 +144,7 @@ def float64_kernel(out: sim.array(dtype=sim.float64)):
     out[1] = sim.float64(sim.PI)
     out[2] = sim.float64(-0.1)
     x = 0.1
-    out[3] = sim.float64(x)  # a float32 variable: as in Warp
+    out[3] = sim.float64(x)  # a local bound once to a literal: Warp's constant, the double
     out[4] = sim.vec3d(sim.PI, sim.E, 0.0)[1]  # Warp's constants: literals
     out[5] = sim.float64(sim.float32(1.0) * sim.PI)  # a float32 in float32 arithmetic
 
@@ -153,7 +153,7 @@ def test_float64_of_a_constant_keeps_its_double():
     out = np.zeros(6)
     sim.launch(float64_kernel, dim=1, outputs=[out])
     assert out[:3].tolist() == [math.pi, math.pi, -0.1]
-    assert out[3] == float(np.float32(0.1))
+    assert out[3] == 0.1  # Warp's test_constant_reuse_after_constructor
     assert out[4] == math.e and out[5] == float(np.float32(math.pi))
 
 

@@ -358,6 +358,11 @@ def _read_items(context, builder, container_type, container, indices, result_typ
     return context.make_tuple(builder, result_type, items)
 
 
+@lower(kernel_ops.constructor_argument, types.Any, types.Any, types.Any)
+def lower_constructor_argument(context, builder, sig, args):
+    return impl_ret_borrowed(context, builder, sig.return_type, args[0])
+
+
 @lower(kernel_ops.unpack, types.Any)
 def lower_unpack(context, builder, sig, args):
     (container_type,) = sig.args

@@ -145,6 +145,27 @@ class KernelNeg(AbstractTemplate):
         return self.context.resolve_function_type(operator.neg, args, {})
 
 
+@typing_registry.register_global(kernel_ops.constructor_argument)
+class KernelConstructorArgument(AbstractTemplate):
+    """Warp's rule for the variables given to a typed constructor: a scalar variable has the
+    constructor's scalar type (a constant, a literal type here, is converted; so is a value:
+    a vector, a quaternion)."""
+    prefer_literal = True
+
+    def generic(self, args, kws):
+        value, dtype_name, kind = args
+        dtype_name = _literal_string(dtype_name, "the constructor's scalar type")
+        kind = _literal_string(kind, "the constructor's kind")
+        if isinstance(value, (types.Number, types.Boolean)) \
+                and not isinstance(value, types.Literal) and str(value) != dtype_name:
+            if kind.startswith("fill "):
+                raise TypingError(f"the value used to fill this {kind[5:]} is expected to be of "
+                                  f"the type `{dtype_name}`")
+            raise TypingError(f"all values used to initialize this {kind} are expected to be "
+                              f"of the type `{dtype_name}`")
+        return signature(value, *args)
+
+
 # --------------------------------------------------------------------------
 # Component assignment
 

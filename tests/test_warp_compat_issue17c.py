@@ -1,0 +1,200 @@
+"""Issue 17, Warp's kernel language (third round): Warp's constants in kernels (a local bound
+once to a literal bounds a slice and gives float64 its double), typed constructors take
+variables of their own scalar type only (Warp's rule), an undefined name is a KeyError and
+a struct's missing field an AttributeError (as Warp's are), and an augmented assignment
+evaluates its target's indices before its value (as Python does).
+
+Kernels are module-level and launched once where they can be: Numba's compile time
+dominates the suite.
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+import numba_sim as sim
+from numba_sim.errors import KernelTypingError
+
+
+# --------------------------------------------------------------------------
+# Locals bound once to a literal are Warp's constants
+
+
+@sim.kernel
+def constant_locals(out: sim.array(dtype=sim.float64)):
+    n = 2
+    x = 0.1
+    v = sim.vec3(4.0, 5.0, 6.0)
+    head = v[0:n]  # a constant slice bound
+    out[0] = sim.float64(head[1])
+    out[1] = sim.float64(x)  # the double written
+    out[2] = sim.vec3d(x, 0.0, 0.0)[0]
+    out[3] = sim.float64(len(head))
+
+
+def test_locals_bound_once_to_a_literal_are_constants():
+    out = np.zeros(4)
+    sim.launch(constant_locals, dim=1, outputs=[out])
+    assert out.tolist() == [5.0, 0.1, 0.1, 2.0]
+
+
+def test_a_local_bound_twice_is_no_constant_bound():
+    @sim.kernel
+    def rebound(out: sim.array(dtype=float)):
+        n = 2
+        n = 3
+        out[0] = sim.vec3(1.0, 2.0, 3.0)[0:n][0]
+
+    with pytest.raises(KernelTypingError, match="slice"):
+        sim.launch(rebound, dim=1, outputs=[np.zeros(1, np.float32)])
+
+
+# --------------------------------------------------------------------------
+# Typed constructors: variables of the constructor's scalar type (constants are converted)
+
+
+SCALE = 2.5
+
+
+@sim.kernel
+def constructors_of_constants(x: sim.float64, out: sim.array(dtype=sim.float64)):
+    n = 3
+    a = sim.vec3d(x, -1.0, SCALE)  # a float64 variable, a literal, a global
+    b = sim.vec3d(n, 0, 0.5)  # a local constant and int literals convert
+    m = sim.mat22d(x, 0.0, 0.0, x)
+    q = sim.quatd(0.0, 0.0, 0.0, x)
+    c = sim.vec3d(sim.vec3(1.0, 2.0, 3.0))  # a value converts (Warp's copy constructor)
+    out[0] = a[0] + a[1] + a[2] + b[0] + b[2] + m[1, 1] + q[3] + c[2]
+
+
+def test_typed_constructors_convert_constants_and_values():
+    out = np.zeros(1)
+    sim.launch(constructors_of_constants, dim=1, inputs=[sim.float64(2.0)], outputs=[out])
+    assert out[0] == 2.0 - 1.0 + 2.5 + 3.0 + 0.5 + 2.0 + 2.0 + 3.0
+
+
+def _vector_of_float64(x: sim.float64):
+    sim.vec2(x, x)
+
+
+def _matrix_fill_of_float64(x: sim.float64):
+    sim.mat22(x)
+
+
+def _matrix_of_int(x: sim.float64):
+    i = sim.tid()
+    sim.mat22(x, 0.0, 0.0, i)
+
+
+def _quat_of_float64(x: sim.float64):
+    sim.quat(x, x, x, x)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (_vector_of_float64, "all values used to initialize this vector are expected to be of the "
+                         "type `float32`$"),
+    (_matrix_fill_of_float64, "the value used to fill this matrix is expected to be of the type "
+                              "`float32`$"),
+    (_matrix_of_int, "all values used to initialize this matrix are expected to be of the type "
+                     "`float32`$"),
+    (_quat_of_float64, "all values used to initialize this quaternion are expected to be of the "
+                       "type `float32`$"),
+])
+def test_typed_constructors_refuse_variables_of_another_type(fn, message):
+    kernel = sim.kernel(fn)
+    with pytest.raises(sim.WarpCodegenError) as info:
+        sim.launch(kernel, dim=1, inputs=[sim.float64(1.0)])
+    assert re.search(message, str(info.value))  # str: the message without the notes
+
+
+def test_constructor_arguments_in_python_are_the_values():
+    @sim.func
+    def make(x: float):
+        return sim.vec2(x, 1.0)
+
+    assert make(2.0) == sim.vec2(2.0, 1.0)
+
+
+def test_constructor_arguments_compile_for_cuda(offline_cuda):
+    assert constructors_of_constants.compile("cuda", [sim.float64(1.0), np.zeros(1)], cc=(7, 5))
+
+
+# --------------------------------------------------------------------------
+# Warp's error classes: an undefined name, a struct's missing field
+
+
+def test_an_undefined_name_is_a_key_error_naming_it():
+    @sim.kernel
+    def undefined():
+        _ = typez(sim.tid())(0)  # noqa: F821
+
+    with pytest.raises(KeyError, match=r"Referencing undefined symbol: typez") as info:
+        sim.launch(undefined, dim=1)
+    assert isinstance(info.value, KernelTypingError)
+    assert "name 'typez' is not defined" in str(info.value)  # not KeyError's repr
+
+
+def test_a_branch_static_drops_may_name_what_does_not_exist():
+    def make(flag):
+        @sim.kernel
+        def k(a: sim.array(dtype=float)):
+            if sim.static(flag):
+                a[0] = undefined_helper(a[0])  # noqa: F821
+            else:
+                a[0] = 7.0
+        return k
+
+    a = np.zeros(1, np.float32)
+    sim.launch(make(False), dim=1, inputs=[a])
+    assert a[0] == 7.0
+    with pytest.raises(KeyError, match="undefined_helper"):
+        sim.launch(make(True), dim=1, inputs=[a])
+
+
+@sim.struct
+class Pair:
+    a: float
+    b: int
+
+
+def test_a_missing_struct_field_is_an_attribute_error():
+    @sim.kernel
+    def missing(pair: Pair):
+        _ = pair.nonexisting
+
+    with pytest.raises(AttributeError) as info:
+        sim.launch(missing, dim=1, inputs=[Pair()])
+    assert re.search(r"`nonexisting` is not an attribute of 'pair' \([\w.]+\.Pair\)$",
+                     str(info.value))
+    assert isinstance(info.value, KernelTypingError)
+
+
+# --------------------------------------------------------------------------
+# An augmented assignment: the target's indices first, then the value
+
+
+@sim.func
+def bump(state: sim.array(dtype=int)) -> int:
+    i = state[0]
+    state[0] = i + 1
+    return i
+
+
+@sim.func
+def read_state(state: sim.array(dtype=int)) -> float:
+    return float(state[0]) * 100.0
+
+
+@sim.kernel
+def target_before_value(dst: sim.array(dtype=sim.mat33), state: sim.array(dtype=int)):
+    dst[bump(state)][1] += sim.vec3(read_state(state), 0.0, 0.0)
+
+
+def test_augmented_assignment_evaluates_the_target_first():
+    dst = np.zeros((2, 3, 3), np.float32)
+    state = np.zeros(1, np.int32)
+    sim.launch(target_before_value, dim=1, inputs=[dst, state])
+    expected = np.zeros((2, 3, 3), np.float32)
+    expected[0, 1, 0] = 100.0
+    np.testing.assert_array_equal(dst, expected)
