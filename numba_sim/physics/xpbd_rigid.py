@@ -157,29 +157,38 @@ def apply_angular(b1: int, b2: int, dphi: sim.vec3, qs: QUATS, inv_inertia: MAT3
 
 
 @sim.func
-def pivot_inverse_inertia(b: int, a: sim.vec3, xs: VEC3, qs: QUATS, inv_mass: FLOATS,
-                          inertia: MAT33):
-    """Body *b*'s inverse inertia about the world point *a* (world axes); zero for the
-    world and static bodies."""
+def is_dynamic(b: int, inv_mass: FLOATS):
+    return b >= 0 and inv_mass[b] > 0.0
+
+
+@sim.func
+def pivot_inverse_inertia(b: int, other: int, a: sim.vec3, xs: VEC3, qs: QUATS,
+                          inv_mass: FLOATS, inertia: MAT33):
+    """Body *b*'s inverse inertia for a rotation that ``apply_angular_about`` makes (world
+    axes): about the world point *a* when the *other* body cannot move (the joint point
+    stays), about its own centre of mass when both can (momentum is kept: turning two free
+    bodies about the joint point would push their centre of mass); zero for the world and
+    static bodies."""
     I = sim.mat33()
-    if b >= 0:
-        if inv_mass[b] > 0.0:
-            R = sim.quat_to_matrix(qs[b])
+    if is_dynamic(b, inv_mass):
+        R = sim.quat_to_matrix(qs[b])
+        J = R * inertia[b] * sim.transpose(R)
+        if not is_dynamic(other, inv_mass):
             S = sim.skew(a - xs[b])
-            J = R * inertia[b] * sim.transpose(R) + sim.transpose(S) * S * (1.0 / inv_mass[b])
-            if sim.determinant(J) > 0.0:
-                I = sim.inverse(J)
+            J = J + sim.transpose(S) * S * (1.0 / inv_mass[b])
+        if sim.determinant(J) > 0.0:
+            I = sim.inverse(J)
     return I
 
 
 @sim.func
 def angular_inverse_mass_about(b1: int, b2: int, n: sim.vec3, a: sim.vec3, xs: VEC3,
                                qs: QUATS, inv_mass: FLOATS, inertia: MAT33):
-    """The generalized inverse mass of a rotation about the unit axis *n* through the
-    joint point *a* as ``apply_angular_about`` makes it: ``1 / (n^T K^-1 n)``, ``K`` the
-    sum of the bodies' inverse inertias about *a* (0 when neither body can turn)."""
-    K = pivot_inverse_inertia(b1, a, xs, qs, inv_mass, inertia) + \
-        pivot_inverse_inertia(b2, a, xs, qs, inv_mass, inertia)
+    """The generalized inverse mass of a rotation about the unit axis *n* as
+    ``apply_angular_about`` makes it: ``1 / (n^T K^-1 n)``, ``K`` the sum of the bodies'
+    inverse inertias (``pivot_inverse_inertia``; 0 when neither body can turn)."""
+    K = pivot_inverse_inertia(b1, b2, a, xs, qs, inv_mass, inertia) + \
+        pivot_inverse_inertia(b2, b1, a, xs, qs, inv_mass, inertia)
     w = 0.0
     if sim.determinant(K) > 0.0:
         w = 1.0 / sim.dot(n, sim.inverse(K) * n)
@@ -189,22 +198,27 @@ def angular_inverse_mass_about(b1: int, b2: int, n: sim.vec3, a: sim.vec3, xs: V
 @sim.func
 def apply_angular_about(b1: int, b2: int, dphi: sim.vec3, a: sim.vec3, xs: VEC3, qs: QUATS,
                         inv_mass: FLOATS, inertia: MAT33):
-    """Close the rotation *dphi* (as ``apply_angular``) by turning both bodies about the
-    joint point *a*, each with its inertia about *a*: a joint limit's correction then
-    leaves the joint's point constraint as it was (exactly when the parent is static)."""
+    """Close the rotation *dphi* (as ``apply_angular``).  Against a static body the moving
+    one turns about the joint point *a* with its inertia about *a*, so that a joint limit's
+    or drive's correction leaves the joint's point constraint as it was; two moving bodies
+    turn about their centres of mass (linear and angular momentum kept; the point
+    constraint's next pass closes what the turn opened)."""
     if sim.length(dphi) > 0.0:
-        I1 = pivot_inverse_inertia(b1, a, xs, qs, inv_mass, inertia)
-        I2 = pivot_inverse_inertia(b2, a, xs, qs, inv_mass, inertia)
+        I1 = pivot_inverse_inertia(b1, b2, a, xs, qs, inv_mass, inertia)
+        I2 = pivot_inverse_inertia(b2, b1, a, xs, qs, inv_mass, inertia)
         K = I1 + I2
         if sim.determinant(K) > 0.0:
             p = -(sim.inverse(K) * dphi)
+            pivot = not (is_dynamic(b1, inv_mass) and is_dynamic(b2, inv_mass))
             if b1 >= 0:
                 w1 = I1 * p
-                xs[b1] = xs[b1] + sim.cross(w1, xs[b1] - a)
+                if pivot:
+                    xs[b1] = xs[b1] + sim.cross(w1, xs[b1] - a)
                 qs[b1] = integrate_rotation(qs[b1], w1, 1.0)
             if b2 >= 0:
                 w2 = -(I2 * p)
-                xs[b2] = xs[b2] + sim.cross(w2, xs[b2] - a)
+                if pivot:
+                    xs[b2] = xs[b2] + sim.cross(w2, xs[b2] - a)
                 qs[b2] = integrate_rotation(qs[b2], w2, 1.0)
 
 
