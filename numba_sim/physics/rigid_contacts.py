@@ -1,26 +1,29 @@
-"""Rigid contacts, found by ``model.collide``: body shapes (sphere, box, capsule) against
-static planes (the ground and ``add_shape_plane``) and against each other (and against
-static spheres, boxes and capsules).
+"""Rigid contacts, found by ``model.collide``: body shapes (sphere, box, capsule,
+cylinder, cone, mesh) against static planes (the ground and ``add_shape_plane``) and
+against each other (and against static shapes).
 
 Each shape is a core with a radius: a sphere a point, a capsule a segment (with their
-radius), a box itself (radius 0).  Its contact points (API-physics.md) are its core's
-ends: a sphere its centre, a capsule the two ends of its segment, a box its 8 corners.
+radius), a box, cylinder, cone or mesh itself (radius 0).  Its contact points
+(API-physics.md) are its core's ends: a sphere its centre, a capsule the two ends of
+its segment, a box its 8 corners, a mesh its vertices.
 
 * Against a plane of its world (or a global plane such as the ground), each contact
   point of a body shape within ``rigid_contact_margin`` of the plane is a contact.
 * Cylinders and cones have points on their rims (8 a rim; a cone also its apex), and
   against a plane each rim's lowest point at ``collide`` time (exact for a cylinder on
-  its side); they meet planes and the other shapes' cores, and cylinders (not yet cones)
-  are cores that other shapes' points meet.
+  its side); they meet planes and the other shapes' cores, and are cores that other
+  shapes' points meet.
 * Between two shapes A and B (not both static, not on one body, not the parent and
   child of a joint, in one world or one of them global, of collision groups that
   meet: equal, or either -1), each contact point of A is taken to the closest point
-  of B's core, and each of B to A's (box against box: corners against faces, which
-  holds a stack; edge-against-edge crossings are not found).  A box's corners meet
-  another box on one face, the one the separating axis test on that box's face axes
-  picks, and only where they are over that face.  A pair within the margin is a
-  contact.  Candidates are every pair whose bounding spheres come within the
-  margin: a thread per shape tests its world's shapes and the global ones.
+  of B's core (a mesh's by ``mesh_query_point``), and each of B to A's.  A box's
+  corners meet another box on one face, the one the separating axis test on that
+  box's face axes picks, and only where they are over that face; and when the
+  separating-axis test over both boxes' faces and the 9 crossings of their edges
+  picks a crossing, the two edges' closest points are one more contact (edge against
+  edge, which no corner finds).  A pair within the margin is a contact.  Candidates
+  are every pair whose bounding spheres come within the margin: a thread per shape
+  tests its world's shapes and the global ones.
 
 Each contact holds:
 
@@ -243,8 +246,10 @@ def bounding_radius(geo: int, scale: sim.vec3):
 @sim.func
 def closest_on_core(geo: int, scale: sim.vec3, p: sim.vec3):
     """(closest point of the shape's core to *p*, the unit normal there towards *p*, the
-    signed distance of *p* from the core: negative inside a box or a cylinder), in the
-    shape frame."""
+    signed distance of *p* from the core: negative inside a box, a cylinder or a cone),
+    in the shape frame."""
+    if geo == CONE:
+        return closest_on_cone(scale, p)
     q = sim.vec3()
     radial = sim.vec3(p[0], 0.0, p[2])
     rl = sim.length(radial)
@@ -319,6 +324,139 @@ def reference_face(scale: sim.vec3, other_scale: sim.vec3, X: sim.transform):
 
 
 @sim.func
+def box_edge_contact(scale: sim.vec3, other_scale: sim.vec3, X: sim.transform):
+    """The edge-against-edge contact of a box (half extents *scale*) and another
+    (*other_scale*, pose *X* in this box's frame), which their corners do not find:
+    (whether the separating-axis test over both boxes' face axes and the 9 crossings of
+    their edge directions picks a crossing, by 5% of the least face overlap, and the
+    two edges' closest points lie inside both edges; the point on the other box's edge,
+    the point on this box's edge, the axis from this box towards the other), in this
+    box's frame."""
+    R = sim.quat_to_matrix(sim.transform_get_rotation(X))
+    d = sim.transform_get_translation(X)
+    least_face = 1.0e30
+    for axis in range(3):
+        reach = sim.abs(R[axis, 0]) * other_scale[0] + sim.abs(R[axis, 1]) * other_scale[1] + \
+            sim.abs(R[axis, 2]) * other_scale[2]
+        least_face = sim.min(least_face, scale[axis] + reach - sim.abs(d[axis]))
+        reach_mine = sim.abs(R[0, axis]) * scale[0] + sim.abs(R[1, axis]) * scale[1] + \
+            sim.abs(R[2, axis]) * scale[2]
+        column = sim.vec3(R[0, axis], R[1, axis], R[2, axis])
+        least_face = sim.min(least_face,
+                             other_scale[axis] + reach_mine - sim.abs(sim.dot(column, d)))
+    least_edge = 1.0e30
+    mine = 0
+    theirs = 0
+    normal = sim.vec3(0.0, 0.0, 1.0)
+    for i in range(3):
+        e = sim.vec3()
+        e[i] = 1.0
+        for j in range(3):
+            c = sim.vec3(R[0, j], R[1, j], R[2, j])
+            axis = sim.cross(e, c)
+            length = sim.length(axis)
+            if length > 1.0e-3:
+                axis = axis / length
+                if sim.dot(axis, d) < 0.0:
+                    axis = -axis
+                reach = scale[0] * sim.abs(axis[0]) + scale[1] * sim.abs(axis[1]) + \
+                    scale[2] * sim.abs(axis[2])
+                for k in range(3):
+                    ck = sim.vec3(R[0, k], R[1, k], R[2, k])
+                    reach += other_scale[k] * sim.abs(sim.dot(axis, ck))
+                overlap = reach - sim.dot(axis, d)
+                if overlap < least_edge:
+                    least_edge = overlap
+                    mine = i
+                    theirs = j
+                    normal = axis
+    found = least_edge + 0.05 * sim.abs(least_face) + 1.0e-6 < least_face
+    # this box's edge along axis `mine` furthest along the normal, the other's along its
+    # axis `theirs` furthest against it
+    p_mine = sim.vec3()
+    e = sim.vec3()
+    e[mine] = 1.0
+    for k in range(3):
+        if k != mine:
+            p_mine[k] = sim.sign(normal[k]) * scale[k]
+    p_other = d
+    c = sim.vec3(R[0, theirs], R[1, theirs], R[2, theirs])
+    for k in range(3):
+        if k != theirs:
+            ck = sim.vec3(R[0, k], R[1, k], R[2, k])
+            p_other = p_other - ck * (sim.sign(sim.dot(normal, ck)) * other_scale[k])
+    # closest points of the two edge lines
+    w = p_mine - p_other
+    b = sim.dot(e, c)
+    denominator = sim.max(1.0 - b * b, 1.0e-12)
+    t = (b * sim.dot(c, w) - sim.dot(e, w)) / denominator
+    u = (sim.dot(c, w) - b * sim.dot(e, w)) / denominator
+    found = found and sim.abs(t) <= scale[mine] and sim.abs(u) <= other_scale[theirs]
+    return found, p_other + c * u, p_mine + e * t, normal
+
+
+@sim.func
+def closest_on_cone(scale: sim.vec3, p: sim.vec3):
+    """(closest point of a solid cone (base of radius ``scale[0]`` at ``y = -scale[1]``,
+    apex at ``+scale[1]``) to *p*, the unit normal there towards *p*, the signed distance:
+    negative inside), in the shape frame: in the plane of the axis and *p*, the closest
+    point of the triangle (apex, rim, base centre)."""
+    r = scale[0]
+    h = scale[1]
+    rho = sim.sqrt(p[0] * p[0] + p[2] * p[2])
+    radial = sim.vec3(1.0, 0.0, 0.0)
+    if rho > 0.0:
+        radial = sim.vec3(p[0] / rho, 0.0, p[2] / rho)
+    y = p[1]
+    # the slanted side from the rim (r, -h) to the apex (0, h), and its outward normal
+    side_len = sim.sqrt(r * r + 4.0 * h * h)
+    side_n_rho = 2.0 * h / side_len
+    side_n_y = r / side_len
+    s = sim.clamp(((rho - r) * (-r) + (y + h) * (2.0 * h)) / (side_len * side_len), 0.0, 1.0)
+    side_rho = r - s * r
+    side_y = -h + s * 2.0 * h
+    base_rho = sim.clamp(rho, 0.0, r)
+    inside = y >= -h and rho * 2.0 * h <= r * (h - y)
+    q_rho = 0.0
+    q_y = 0.0
+    n_rho = 0.0
+    n_y = 0.0
+    dist = 0.0
+    if inside:
+        base_depth = y + h
+        side_depth = -((rho - r) * side_n_rho + (y + h) * side_n_y)
+        if base_depth < side_depth:
+            q_rho = rho
+            q_y = -h
+            n_y = -1.0
+            dist = -base_depth
+        else:
+            q_rho = rho + side_n_rho * side_depth
+            q_y = y + side_n_y * side_depth
+            n_rho = side_n_rho
+            n_y = side_n_y
+            dist = -side_depth
+    else:
+        d_side = sim.sqrt((rho - side_rho) * (rho - side_rho) + (y - side_y) * (y - side_y))
+        d_base = sim.sqrt((rho - base_rho) * (rho - base_rho) + (y + h) * (y + h))
+        q_rho = side_rho
+        q_y = side_y
+        dist = d_side
+        if d_base < d_side:
+            q_rho = base_rho
+            q_y = -h
+            dist = d_base
+        if dist > 0.0:
+            n_rho = (rho - q_rho) / dist
+            n_y = (y - q_y) / dist
+        else:
+            n_y = -1.0
+    q = radial * q_rho + sim.vec3(0.0, q_y, 0.0)
+    n = radial * n_rho + sim.vec3(0.0, n_y, 0.0)
+    return q, n, dist
+
+
+@sim.func
 def face_contact(scale: sim.vec3, k: int, side: float, p: sim.vec3):
     """(point of the box's face (*k*, *side*) under *p*, the face normal, the height of *p*
     above the face: negative below it, whether *p* is over the face), in the box frame."""
@@ -344,9 +482,10 @@ def shapes_may_touch(a: int, b: int, shape_type: sim.array(dtype=sim.int32),
     """Whether shapes *a* and *b* (both with contact points) are a candidate pair."""
     ba = shape_body[a]
     bb = shape_body[b]
-    tb = shape_type[b]   # b's core: one closest_on_core or closest_on_mesh knows (no cone yet)
+    tb = shape_type[b]   # b's core: one closest_on_core or closest_on_mesh knows
     ok = a != b and shape_collision[a] != 0 and shape_collision[b] != 0 and \
-        (tb == SPHERE or tb == CAPSULE or tb == BOX or tb == CYLINDER or tb == MESH) and \
+        (tb == SPHERE or tb == CAPSULE or tb == BOX or tb == CYLINDER or tb == CONE or
+         tb == MESH) and \
         (ba >= 0 or bb >= 0) and ba != bb
     if ok and ba >= 0 and bb >= 0:
         ok = body_parent[ba] != bb and body_parent[bb] != ba
@@ -425,18 +564,29 @@ def shape_contacts_kernel(
                     box_pair = geo == BOX and shape_type[s] == BOX
                     face = 0
                     side = 1.0
+                    X_os = X_ow * X_ws
+                    edges = 0
                     if box_pair:
-                        face, side = reference_face(scale, shape_scale[s], X_ow * X_ws)
-                    for k in range(count):
-                        local, radius = contact_point(s, shape_type[s], shape_scale[s], k,
-                                                      shape_mesh_start, shape_mesh_points)
-                        world = sim.transform_point(X_ws, local)
-                        p = sim.transform_point(X_ow, world)
+                        face, side = reference_face(scale, shape_scale[s], X_os)
+                        if s < o:
+                            edges = 1   # the pair's edge-against-edge contact, once
+                    for k in range(count + edges):
+                        local = sim.vec3()
+                        radius = 0.0
+                        p = sim.vec3()
+                        if k < count:
+                            local, radius = contact_point(s, shape_type[s], shape_scale[s], k,
+                                                          shape_mesh_start, shape_mesh_points)
+                            p = sim.transform_point(X_os, local)
                         over = True
                         q = sim.vec3()
                         n = sim.vec3()
                         dist = 0.0
-                        if box_pair:
+                        if k == count:
+                            over, p, q, n = box_edge_contact(scale, shape_scale[s], X_os)
+                            local = sim.transform_point(sim.transform_inverse(X_os), p)
+                            dist = sim.dot(n, p - q)
+                        elif box_pair:
                             q, n, dist, over = face_contact(scale, face, side, p)
                         elif geo == MESH:
                             # any point inside the mesh's bounding sphere has its closest
@@ -470,6 +620,7 @@ def rigid_contact_capacity(model):
     points = np.array([CONTACT_POINTS.get(int(t), 0) for t in types], dtype=np.int64)
     plane_points = np.array([PLANE_POINTS.get(int(t), 0) for t in types], dtype=np.int64)
     points[types == MESH] = plane_points[types == MESH] = mesh_points[types == MESH]
+    points[types == BOX] += 1         # room for a box pair's edge-against-edge contact
     planes = int(np.sum((types == PLANE) & (bodies < 0) & collision))
     capacity = int(plane_points[(bodies >= 0) & collision].sum()) * planes
     solid = collision & (points > 0)
