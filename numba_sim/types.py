@@ -16,6 +16,7 @@ import ctypes
 import sys
 import threading
 from dataclasses import dataclass
+from typing import Generic, Literal, TypeVar, get_args, get_origin
 
 import numpy as np
 
@@ -684,11 +685,19 @@ def vector(length, dtype=float):
     return CLASSES[find_spec(KIND_VEC, scalar_dtype(dtype), (length,))]
 
 
+class MatrixShapeError(TypeError, ValueError):
+    """A matrix shape of other than two dimensions (Warp's ValueError)."""
+
+
 def matrix(shape, dtype=float):
     """The matrix type of *shape* ``(rows, cols)`` of *dtype* (Warp's ``warp.types.matrix``);
     rows and columns of any size, square or not, and every scalar type of :func:`vector`."""
-    if not isinstance(shape, (tuple, list)) or len(shape) != 2:
+    if not isinstance(shape, (tuple, list)):
         raise TypeError(f"shape must be a (rows, cols) tuple, not {shape!r}")
+    if len(shape) != 2:  # Warp's ValueError (a TypeError too: the shape is of the wrong kind)
+        label = "dimension" if len(shape) == 1 else "dimensions"
+        raise MatrixShapeError(f"Matrix shape must have exactly two dimensions, got "
+                               f"{len(shape)} {label} in shape {tuple(shape)!r}")
     rows, cols = (_count(n, f"shape[{i}]") for i, n in enumerate(shape))
     return CLASSES[find_spec(KIND_MAT, scalar_dtype(dtype), (rows, cols))]
 
@@ -753,3 +762,87 @@ def type_repr(t):
             return _scalar_name(dtype)
         return f"{t.__module__}.{t.__qualname__}"
     return repr(t)
+
+
+# --------------------------------------------------------------------------
+# Warp's subscript-style type hints (``warp._src.types``' generics): ``Vector[dtype,
+# Literal[length]]``, ``Matrix[dtype, Literal[rows], Literal[cols]]``, ``Quaternion[dtype]``,
+# ``Transformation[dtype]``.  With concrete parameters a subscript is the value type itself,
+# the class the factories give (``Vector[float, Literal[3]] is vec3``), so it annotates
+# parameters and arrays (``sim.array[Vector[sim.float32, Literal[3]]]``); a length may be a
+# bare int.  With a ``TypeVar`` it stays a ``typing`` generic alias, as in Warp.
+
+_Scalar = TypeVar("Scalar")
+_Float = TypeVar("Float")
+_Length = TypeVar("Length", bound=int)
+_Rows = TypeVar("Rows", bound=int)
+_Cols = TypeVar("Cols", bound=int)
+
+
+def _unwrap_literal(value):
+    """``Literal[3]`` -> 3; anything else as it is."""
+    if get_origin(value) is Literal:
+        args = get_args(value)
+        if len(args) != 1:
+            raise TypeError(f"Expected a single Literal value, got Literal{list(args)}")
+        return args[0]
+    return value
+
+
+def _positive(value, what):
+    value = _unwrap_literal(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise TypeError(f"{what} must be a positive integer, got {value!r}")
+    return value
+
+
+def _parameters(cls, params, names):
+    """*params* as a tuple of len(names), or None when one is a TypeVar (a generic alias)."""
+    params = params if isinstance(params, tuple) else (params,)
+    if any(isinstance(p, TypeVar) for p in params):
+        return None
+    if len(params) != len(names):
+        raise TypeError(f"{cls.__name__} requires {len(names)} parameter"
+                        f"{'s' if len(names) > 1 else ''} ({', '.join(names)}), "
+                        f"got {len(params)}")
+    return params
+
+
+class Vector(Generic[_Scalar, _Length]):
+    """``Vector[dtype, Literal[length]]``: the type ``vector(length, dtype)``."""
+
+    def __class_getitem__(cls, params):
+        parsed = _parameters(cls, params, ("dtype", "length"))
+        if parsed is None:
+            return super().__class_getitem__(params)
+        dtype, length = parsed
+        return vector(_positive(length, "Vector length"), dtype)
+
+
+class Matrix(Generic[_Scalar, _Rows, _Cols]):
+    """``Matrix[dtype, Literal[rows], Literal[cols]]``: the type ``matrix((rows, cols), dtype)``."""
+
+    def __class_getitem__(cls, params):
+        parsed = _parameters(cls, params, ("dtype", "rows", "cols"))
+        if parsed is None:
+            return super().__class_getitem__(params)
+        dtype, rows, cols = parsed
+        return matrix((_positive(rows, "Matrix rows"), _positive(cols, "Matrix cols")), dtype)
+
+
+class Quaternion(Generic[_Float]):
+    """``Quaternion[dtype]``: the type ``quaternion(dtype)``."""
+
+    def __class_getitem__(cls, params):
+        if isinstance(params, TypeVar):
+            return super().__class_getitem__(params)
+        return quaternion(params)
+
+
+class Transformation(Generic[_Float]):
+    """``Transformation[dtype]``: the type ``transformation(dtype)``."""
+
+    def __class_getitem__(cls, params):
+        if isinstance(params, TypeVar):
+            return super().__class_getitem__(params)
+        return transformation(params)

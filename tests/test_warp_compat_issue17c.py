@@ -198,3 +198,48 @@ def test_augmented_assignment_evaluates_the_target_first():
     expected = np.zeros((2, 3, 3), np.float32)
     expected[0, 1, 0] = 100.0
     np.testing.assert_array_equal(dst, expected)
+
+
+# --------------------------------------------------------------------------
+# Warp's subscript-style type hints
+
+
+def test_subscript_hints_are_the_value_types():
+    from typing import Literal, TypeVar, get_origin
+
+    from numba_sim.types import Matrix, Quaternion, Transformation, Vector
+
+    assert Vector[float, Literal[3]] is sim.vec3
+    assert Vector[sim.float64, 5] is sim.types.vector(5, sim.float64)
+    assert Matrix[float, Literal[2], Literal[4]] is sim.types.matrix((2, 4), sim.float32)
+    assert Quaternion[sim.float64] is sim.quatd
+    assert Transformation[float] is sim.transform
+    scalar, length = TypeVar("T"), TypeVar("N", bound=int)
+    assert get_origin(Vector[scalar, length]) is Vector  # a generic alias, for type checkers
+    for bad, message in [((float,), "requires 2 parameters"), ((float, 0), "positive integer"),
+                         ((float, Literal[2, 3]), "single Literal value")]:
+        with pytest.raises(TypeError, match=message):
+            Vector[bad if len(bad) > 1 else bad[0]]
+    with pytest.raises(TypeError, match="requires 3 parameters"):
+        Matrix[float, 3]
+
+
+@sim.kernel
+def hinted(points: sim.array(dtype=sim.types.Vector[sim.float32, 3]),
+           out: sim.array(dtype=float)):
+    i = sim.tid()
+    out[i] = sim.length(points[i])
+
+
+def test_a_subscript_hint_annotates_a_kernel():
+    out = np.zeros(2, np.float32)
+    sim.launch(hinted, dim=2, inputs=[np.full((2, 3), 2.0, np.float32), out])
+    np.testing.assert_allclose(out, np.sqrt(12.0))
+
+
+def test_a_matrix_shape_of_other_than_two_dimensions_is_warps_value_error():
+    with pytest.raises(ValueError, match=r"exactly two dimensions, got 1 dimension in shape "
+                                         r"\(2,\)"):
+        sim.types.matrix((2,), sim.float32)
+    with pytest.raises(TypeError):  # still a TypeError, as before
+        sim.types.matrix((2, 2, 2), sim.float32)

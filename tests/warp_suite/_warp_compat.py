@@ -429,7 +429,8 @@ _TYPE_TABLES = _type_tables()
 _TYPE_TABLES.update({f"warp._src.types.{name}": out_of_scope_type(name)
                      for name in OUT_OF_SCOPE_TYPES})
 for _name in ("vector", "matrix", "quaternion", "transformation", "type_size",
-              "type_size_in_bytes", "types_equal", "type_repr"):
+              "type_size_in_bytes", "types_equal", "type_repr",
+              "Vector", "Matrix", "Quaternion", "Transformation"):  # (and its type hints)
     # Warp's type factories and type queries (also public as wp.types.X): numba_sim.types'
     if hasattr(sim.types, _name):
         _TYPE_TABLES[f"warp._src.types.{_name}"] = getattr(sim.types, _name)
