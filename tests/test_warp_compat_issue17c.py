@@ -243,3 +243,33 @@ def test_a_matrix_shape_of_other_than_two_dimensions_is_warps_value_error():
         sim.types.matrix((2,), sim.float32)
     with pytest.raises(TypeError):  # still a TypeError, as before
         sim.types.matrix((2, 2, 2), sim.float32)
+
+
+# --------------------------------------------------------------------------
+# div_approx, inverse_approx (Warp's approximate forms: exact here, as Warp's CPU code)
+
+
+@sim.kernel
+def approximations(m: sim.array(dtype=sim.mat33d), out: sim.array(dtype=sim.mat33d),
+                   v: sim.array(dtype=sim.vec3)):
+    i = sim.tid()
+    out[i] = sim.inverse_approx(m[i])
+    v[i] = sim.div_approx(v[i], 2.0) + sim.div_approx(1.0, v[i]) * sim.div_approx(3.0, 4.0)
+
+
+def test_approximate_division_and_inverse_are_exact_here():
+    rng = np.random.default_rng(3)
+    m = rng.uniform(1.0, 5.0, (2, 3, 3))
+    out = np.zeros_like(m)
+    v = np.full((2, 3), 4.0, np.float32)
+    sim.launch(approximations, dim=2, inputs=[m, out, v])
+    np.testing.assert_allclose(out, np.linalg.inv(m), rtol=1e-10)
+    np.testing.assert_array_equal(v, np.full((2, 3), 2.0 + 0.25 * 0.75, np.float32))
+    assert sim.div_approx(sim.vec2(1.0, 2.0), 2.0) == sim.vec2(0.5, 1.0)  # in Python too
+    with pytest.raises(TypeError):
+        sim.div_approx(3, 4)  # floats only, as Warp's
+
+
+def test_approximations_compile_for_cuda(offline_cuda):
+    arrays = [np.zeros((1, 3, 3)), np.zeros((1, 3, 3)), np.zeros((1, 3), np.float32)]
+    assert approximations.compile("cuda", arrays, cc=(7, 5))

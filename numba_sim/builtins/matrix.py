@@ -71,6 +71,15 @@ inverse = builtin(
     hint="inverse takes a 2x2, 3x3 or 4x4 matrix (Warp's)",
 )
 
+inverse_approx = builtin(
+    "inverse_approx",
+    "inverse_approx(m): Warp's approximate inverse of a 2x2, 3x3 or 4x4 float matrix (the GPU's\n"
+    "approximate division in Warp's CUDA code); here the same as inverse() on both targets, as\n"
+    "Warp's CPU code is.",
+    Form((SMALL_SQUARE_MATRIX,), same_type, lambda sig, a: algebra.inverse(a, _square(sig))),
+    hint="inverse_approx takes a 2x2, 3x3 or 4x4 matrix (Warp's)",
+)
+
 trace = builtin(
     "trace", "trace(m): the sum of the diagonal of a square matrix.",
     Form((SQUARE_MATRIX,), scalar_result, lambda sig, a: algebra.trace(a, _square(sig)),
@@ -225,5 +234,5 @@ ddot = builtin(
     Form((MATRIX, MATRIX), scalar_result, _ddot, floats_only=False, same_values=True),
 )
 
-__all__ = ["add", "sub", "ddot", "outer", "transpose", "determinant", "inverse", "trace", "diag", "identity", "skew",
+__all__ = ["add", "sub", "ddot", "outer", "transpose", "determinant", "inverse", "inverse_approx", "trace", "diag", "identity", "skew",
            "mul", "matrix_from_rows", "matrix_from_cols", "matrix"]

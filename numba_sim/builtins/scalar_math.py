@@ -219,6 +219,17 @@ _FUNCTIONS["div"] = builtin(
              floats_only=floats))],
 )
 
+_FUNCTIONS["div_approx"] = builtin(
+    "div_approx",
+    "div_approx(a, b): Warp's approximate division of floats: ``a / b`` of scalars, or a\n"
+    "vector, matrix or quaternion and a scalar, componentwise. Warp computes it with the GPU's\n"
+    "approximate intrinsics and exactly on the CPU; here it is the exact quotient on both.",
+    Form((SCALAR, SCALAR), scalar_result, lambda sig, a, b: algebra.truncated_div(a, b)),
+    *[form for kind in (VECTOR, MATRIX, QUAT) for form in (
+        Form((kind, SCALAR), same_type, _value_by_scalar(algebra.truncated_div)),
+        Form((SCALAR, kind), same_type, _scalar_by_value(algebra.truncated_div)))],
+)
+
 _FUNCTIONS["mod"] = builtin(
     "mod",
     "mod(a, b): the remainder of ``a / b``: C's ``%`` for integers (the sign of a), ``fmod``\n"
