@@ -345,6 +345,7 @@ class _KernelRewriter(ast.NodeTransformer):
         self.local_names = set()
         self.constants = {}
         self.literals = {}
+        self.bound_calls = {}
         self.function_locals = {}
         self.truth_arrays = None  # the array parameters, read when a condition needs them
         self.return_annotation = _MISSING  # a func's, read at its first return
@@ -436,6 +437,7 @@ class _KernelRewriter(ast.NodeTransformer):
             node.returns = None
             self.local_names = _local_names(node)
             self.literals = _literal_locals(node)
+            self.bound_calls = _calls_bound_once(node)
             mutated = dynamic_loops.mutated_constant(node, self.resolver.resolve,
                                                      self.local_names, static, config.max_unroll)
             if mutated is not None:  # Warp's rule (dynamic_loops.py)
@@ -801,6 +803,10 @@ class _KernelRewriter(ast.NodeTransformer):
             namespace.update(self.constants)
             value = eval(code, namespace)  # noqa: S307 (the user's code)
         except NameError as e:
+            lengths = self._local_lengths(node.args[0])
+            if lengths is not None:  # len(v) of locals of known types: Warp's, from the type
+                return self._static(ast.copy_location(
+                    ast.Call(func=node.func, args=[lengths], keywords=[]), node))
             if getattr(e, "name", None) in self.local_names and not (
                     e.name in self.fn.__code__.co_varnames[:self.fn.__code__.co_argcount]
                     and not _calls_len(node.args[0])):
@@ -826,6 +832,49 @@ class _KernelRewriter(ast.NodeTransformer):
         name = f"__sim_static_{len(self.helpers)}"
         self.helpers[name] = value
         return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
+
+    def _local_lengths(self, expression):
+        """*expression* with each ``len(name)`` of a local whose type is known when the body is
+        rewritten replaced by the length (a parameter annotated with a value type, a local
+        bound once to a value constructor or a builtin of constant arguments:
+        ``v = sim.vec3()``, ``t = sim.transform_identity(float)``), as Warp evaluates
+        ``len(local)`` in ``wp.static`` from the local's type; None when there is none."""
+        replaced = []
+
+        def length(name):
+            if name in self.fn.__code__.co_varnames[:self.fn.__code__.co_argcount]:
+                annotation = function_annotations(self.fn).get(name)
+                if isinstance(annotation, type) and issubclass(annotation, Value):
+                    return len(annotation())
+                return None
+            call = self.bound_calls.get(name)
+            callee = None if call is None else self.resolver.resolve(call.func)
+            if not (isinstance(callee, type) and issubclass(callee, Value)
+                    or getattr(callee, "__module__", "") == "numba_sim"):
+                return None
+            namespace = {n: v for n, v in self.resolver.namespace.items()
+                         if n not in self.local_names}
+            namespace.update(self.constants)
+            try:
+                value = eval(compile(ast.fix_missing_locations(ast.Expression(body=call)),
+                                     self.fn.__code__.co_filename, "eval"), namespace)
+            except Exception:  # noqa: BLE001 (arguments that are no constants: unknown)
+                return None
+            return len(value) if isinstance(value, Value) else None
+
+        class Lengths(ast.NodeTransformer):
+            def visit_Call(self, node):
+                self.generic_visit(node)
+                if isinstance(node.func, ast.Name) and node.func.id == "len" \
+                        and len(node.args) == 1 and isinstance(node.args[0], ast.Name):
+                    n = length(node.args[0].id)
+                    if n is not None:
+                        replaced.append(n)
+                        return ast.copy_location(ast.Constant(n), node)
+                return node
+
+        result = Lengths().visit(copy.deepcopy(expression))
+        return result if replaced else None
 
     def _is_module_print(self, func):
         """``sim.print(x)``: Warp's ``wp.print``, a kernel-only builtin (not a public name of
@@ -1234,16 +1283,33 @@ _WARP_KIND_NAMES = {"vec": "vector", "mat": "matrix", "quat": "quaternion",
                     "transform": "transformation"}
 
 
+def _store_counts(definition):
+    counts = {}
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        elif isinstance(node, ast.arg):
+            counts[node.arg] = counts.get(node.arg, 0) + 2
+    return counts
+
+
+def _calls_bound_once(definition):
+    """Local name -> the call it is bound to, for the names *definition* binds once, to a
+    call (``v = sim.vec3()``), and never again."""
+    counts, calls = _store_counts(definition), {}
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call):
+            calls[node.targets[0].id] = node.value
+    return {name: call for name, call in calls.items() if counts.get(name) == 1}
+
+
 def _literal_locals(definition):
     """Local name -> int or float for the names *definition* binds once, to a number literal,
     and never again (``n = 3``, ``x = 0.1``): Warp's constants, which may bound a slice
     (ints) or make a float64 of the double written (floats)."""
-    stores, values = {}, {}
+    stores, values = _store_counts(definition), {}
     for node in ast.walk(definition):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            stores[node.id] = stores.get(node.id, 0) + 1
-        elif isinstance(node, ast.arg):
-            stores[node.arg] = stores.get(node.arg, 0) + 2
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name):
             value = _literal_int(node.value)

@@ -273,3 +273,33 @@ def test_approximate_division_and_inverse_are_exact_here():
 def test_approximations_compile_for_cuda(offline_cuda):
     arrays = [np.zeros((1, 3, 3)), np.zeros((1, 3, 3)), np.zeros((1, 3), np.float32)]
     assert approximations.compile("cuda", arrays, cc=(7, 5))
+
+
+# --------------------------------------------------------------------------
+# sim.static(len(local)): the length from the local's type
+
+
+@sim.kernel
+def static_lengths(v1: sim.vec2, out: sim.array(dtype=int)):
+    v2 = sim.vec3()
+    t = sim.transform_identity(float)
+    m = sim.identity(n=sim.static(len(v1) + len(v2) + 1), dtype=float)
+    out[0] = sim.static(len(t))
+    out[1] = int(sim.trace(m))
+
+
+def test_static_len_of_locals_of_known_types():
+    out = np.zeros(2, np.int32)
+    sim.launch(static_lengths, dim=1, inputs=[sim.vec2(), out])
+    assert out.tolist() == [7, 6]
+
+
+def test_static_len_of_a_local_of_unknown_type_stays_an_expression():
+    @sim.kernel
+    def unknown(a: sim.array(dtype=float)):
+        x = a[0] * 2.0
+        x = x + 1.0
+        a[0] = float(sim.static(len(x)))
+
+    with pytest.raises(sim.WarpCodegenError, match=r"no len takes \(float32\)"):
+        sim.launch(unknown, dim=1, inputs=[np.zeros(1, np.float32)])
