@@ -1,8 +1,8 @@
 """Command line: ``python -m numba_sim`` (also installed as ``numba-sim``).
 
     numba-sim run NAME [--device cpu|cuda] [--frames N] [--out FILE]
-                            run a demo (particles, dem, sph, cloth, softbody, pendulum) and write
-                            a PNG or a GIF
+                            run a demo (particles, dem, sph, cloth, softbody, pendulum, ant) and
+                            write a PNG, a GIF or (the physics demos) a time-sampled USD file
     numba-sim info          versions, threading, CUDA devices, toolkit libraries, cache
     numba-sim cache clear   empty the compilation cache
 """
@@ -106,8 +106,13 @@ DEMO_DEFAULTS = {
     "cloth": DemoDefaults(90, "png", {}),
     "softbody": DemoDefaults(90, "png", {}),
     "pendulum": DemoDefaults(180, "gif", {}),
+    "ant": DemoDefaults(300, "gif", {}),
 }
 """Each demo's default frames, output file type and Example options."""
+
+PHYSICS_DEMOS = ("cloth", "softbody", "pendulum", "ant")
+"""The demos on ``numba_sim.physics``: they also write USD (``physics.viewer.ViewerUSD``)."""
+USD_EXTENSIONS = (".usd", ".usda", ".usdc")
 
 
 def _default_out(name, frames):
@@ -125,10 +130,18 @@ def run(name, device, frames, out):
     defaults = DEMO_DEFAULTS[name]
     frames = defaults.frames if frames is None else frames
     out = out or _default_out(name, frames)
+    usd = out.lower().endswith(USD_EXTENSIONS)
     animate = out.lower().endswith(".gif")
     start = time.perf_counter()
     example = example_class(device=device, **defaults.options)
     recorded = [example.positions()] if animate else []
+    viewer = None
+    if usd:
+        from numba_sim.physics.viewer import ViewerUSD
+
+        viewer = ViewerUSD(out, fps=getattr(example, "fps", 60))
+        viewer.set_model(example.model)
+        _log(viewer, example)
     step_times = []
     for _ in tqdm(range(frames), desc=f"{name} on {device}", unit="frame"):
         frame_start = time.perf_counter()
@@ -138,9 +151,13 @@ def run(name, device, frames, out):
         step_times.append(time.perf_counter() - frame_start)
         if animate:
             recorded.append(example.positions())
+        if viewer is not None:
+            _log(viewer, example)
     title = f"{example_class.title}, t = {example.sim_time:.2f} s"
     triangles = example.triangles() if hasattr(example, "triangles") else None
-    if animate:
+    if viewer is not None:
+        viewer.close()
+    elif animate:
         render.save_animation(recorded, out, title=example_class.title, triangles=triangles)
     else:
         render.save_picture(example.positions(), out, title=title, triangles=triangles)
@@ -149,6 +166,13 @@ def run(name, device, frames, out):
     print(f"{frames} frames in {time.perf_counter() - start:.1f} s (first frame, with compilation: "
           f"{step_times[0]:.2f} s; median frame: {steady:.3f} s); wrote {out}")
     return out
+
+
+def _log(viewer, example):
+    """One USD frame of a physics demo's current state."""
+    viewer.begin_frame(example.sim_time)
+    viewer.log_state(example.states[0])
+    viewer.end_frame()
 
 
 def _demo_defaults():
@@ -178,8 +202,12 @@ def _check_run_arguments(parser, args):
         parser.error(f"argument --frames: expected a number of frames >= 1, got {args.frames}")
     if args.out is not None:
         extension = os.path.splitext(args.out)[1].lower()
-        if extension not in (".png", ".gif"):
-            parser.error(f"argument --out: expected a .png or .gif file, got {args.out!r}")
+        if extension in USD_EXTENSIONS and args.name not in PHYSICS_DEMOS:
+            parser.error(f"argument --out: USD output is for the physics demos "
+                         f"({', '.join(PHYSICS_DEMOS)}); {args.name} writes .png or .gif")
+        if extension not in (".png", ".gif") + USD_EXTENSIONS:
+            parser.error(f"argument --out: expected a .png, .gif or .usd file, got "
+                         f"{args.out!r}")
         directory = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
             parser.error(f"argument --out: cannot write into {directory!r} (no such directory, "
@@ -197,8 +225,8 @@ def main(argv=None):
     run_parser.add_argument("--frames", type=int, default=None,
                             help="frames to simulate (default: the demo's, below)")
     run_parser.add_argument("--out", default=None,
-                            help="output file: .png picture or .gif animation "
-                                 "(default: below)")
+                            help="output file: .png picture, .gif animation or (physics "
+                                 "demos) .usd/.usda/.usdc time-sampled USD (default: below)")
     commands.add_parser("info", help="versions, threading, CUDA devices and the cache")
     cache_parser = commands.add_parser("cache", help="manage the compilation cache")
     cache_parser.add_argument("action", choices=["clear"])

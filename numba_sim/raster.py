@@ -70,24 +70,29 @@ class View:
         return _project(np.asarray(points), self.center, self.rotation, self.scale,
                         self.plot_width / 2.0, self.height / 2.0)
 
-    def frame(self, positions=None, triangles=None, title="", point_radius=None):
+    def frame(self, positions=None, triangles=None, title="", point_radius=None, discs=None):
         """An (height, width, 3) uint8 picture of particles (*positions*, (n, 3)) and, with
-        *triangles* ((m, 3) indices into *positions*), of the mesh they make."""
+        *triangles* ((m, 3) indices into *positions*), of the mesh they make; *discs*
+        ((k, 3)) are more particles drawn beside a mesh."""
         image = np.empty((self.height, self.width, 3), np.uint8)
         image[:] = BACKGROUND
         depth = np.full((self.height, self.width), -np.inf, np.float32)
         self._ground(image, depth)
         if positions is not None and len(positions):
             points = np.asarray(positions)
-            x, y, z = self.project(points)
-            shade = self._shades(points[:, 1])
             if triangles is not None and len(triangles):
+                x, y, z = self.project(points)
                 light = self.rotation[2]  # lit from the camera
                 _triangles(image, depth, x, y, z, points.astype(np.float32, copy=False),
-                           np.asarray(triangles, np.int64), shade, light.astype(np.float32))
+                           np.asarray(triangles, np.int64), self._shades(points[:, 1]),
+                           light.astype(np.float32))
             else:
-                radius = point_radius if point_radius is not None else _point_radius(len(points))
-                _discs(image, depth, x, y, z, shade, np.float32(radius))
+                discs = points if discs is None else np.concatenate([points, discs])
+        if discs is not None and len(discs):
+            discs = np.asarray(discs)
+            x, y, z = self.project(discs)
+            radius = point_radius if point_radius is not None else _point_radius(len(discs))
+            _discs(image, depth, x, y, z, self._shades(discs[:, 1]), np.float32(radius))
         return self._annotate(image, title)
 
     def _shades(self, heights):

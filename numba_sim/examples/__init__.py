@@ -6,7 +6,8 @@ one frame: ``numba-sim run NAME`` or ``python -m numba_sim run NAME``.
 * ``sph``: Warp's example_sph, an SPH fluid;
 * ``cloth``: warp.sim's example_cloth on ``numba_sim.physics`` (a sheet draping a sphere);
 * ``softbody``: soft blocks of three stiffnesses dropped onto a sphere (``numba_sim.physics``);
-* ``pendulum``: chains of 1, 2, 3 and 5 links swinging (``physics.SolverFeatherstone``).
+* ``pendulum``: chains of 1, 2, 3 and 5 links swinging (``physics.SolverFeatherstone``);
+* ``ant``: an MJCF quadruped trotting on sinusoidal joint targets (``physics.SolverXPBD``).
 """
 
 import importlib
@@ -19,6 +20,7 @@ EXAMPLES = {
     "cloth": "numba_sim.examples.cloth",
     "softbody": "numba_sim.examples.softbody",
     "pendulum": "numba_sim.examples.pendulum",
+    "ant": "numba_sim.examples.ant",
 }
 
 

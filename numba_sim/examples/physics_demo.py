@@ -1,10 +1,11 @@
-"""The frame loop the physics demos share (``cloth``, ``softbody``): collide once a
-frame, then ``substeps`` steps of the solver (``solver.step_frame``: on the CPU a small
-model's frame replays one captured graph)."""
+"""The frame loop the physics demos share (``cloth``, ``softbody``, ``pendulum``, ``ant``):
+collide once a frame, then ``substeps`` steps of the solver (``solver.step_frame``: on the
+CPU a small model's frame replays one captured graph)."""
 
 import numpy as np
 
 import numba_sim as sim
+from numba_sim.physics.viewer.shapes import particle_surface
 
 
 class PhysicsDemo:
@@ -20,12 +21,13 @@ class PhysicsDemo:
         self.sim_time = 0.0
         self.states = [model.state(), model.state()]
         self.contacts = model.contacts()
+        self.control = None  # a demo that drives its joints sets a model.control()
 
     def step(self):
         s0, s1 = self.states
         self.model.collide(s0, self.contacts)
-        last = self.solver.step_frame(s0, s1, None, self.contacts, self.frame_dt / self.substeps,
-                                      self.substeps)
+        last = self.solver.step_frame(s0, s1, self.control, self.contacts,
+                                      self.frame_dt / self.substeps, self.substeps)
         self.states = [s0, s1] if last is s0 else [s1, s0]
         self.sim_time += self.frame_dt
 
@@ -35,20 +37,6 @@ class PhysicsDemo:
         return np.array(sim.to_numpy(self.states[0].particle_q))
 
     def triangles(self):
-        """The surface to draw: the cloth's triangles and the soft bodies' outer faces (the
-        faces of one tetrahedron only), as (m, 3) particle indices."""
-        parts = []
-        if self.model.tri_count:
-            parts.append(sim.to_numpy(self.model.tri_indices))
-        if self.model.tet_count:
-            parts.append(boundary_faces(sim.to_numpy(self.model.tet_indices)))
-        return np.concatenate(parts) if parts else None
-
-
-def boundary_faces(tets):
-    """The faces of the tetrahedra *tets* ((n, 4)) that belong to one tetrahedron only."""
-    faces = np.concatenate([tets[:, [0, 1, 2]], tets[:, [0, 1, 3]], tets[:, [0, 2, 3]],
-                            tets[:, [1, 2, 3]]])
-    _, index, counts = np.unique(np.sort(faces, axis=1), axis=0, return_index=True,
-                                 return_counts=True)
-    return faces[np.sort(index[counts == 1])]
+        """The surface to draw: the cloth's triangles and the soft bodies' outer faces, as
+        (m, 3) particle indices."""
+        return particle_surface(self.model, sim.to_numpy)

@@ -12,9 +12,10 @@ class ImportBuilder:
                         up_axis=up_axis, parse_visuals=parse_visuals)
 
     def add_mjcf(self, source, xform=None, floating=None, cfg=None, up_axis="z",
-                 density=1000.0):
+                 density=1000.0, collapse_fixed_joints=True):
         """Add the MuJoCo model *source* (a path or the XML text); see ``import_mjcf``."""
         from numba_sim.physics.import_mjcf import add_mjcf
 
         return add_mjcf(self, source, xform=xform, floating=floating, cfg=cfg,
-                        up_axis=up_axis, density=density)
+                        up_axis=up_axis, density=density,
+                        collapse_fixed_joints=collapse_fixed_joints)

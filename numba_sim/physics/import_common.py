@@ -201,6 +201,18 @@ def rotated_inertia(call, where, mass, inertia, q):
     return body
 
 
+def merge_into(builder, body, world, mass, com, inertia):
+    """Weld a part at *world* (with *mass* at *com*, *inertia* about it, in the part's
+    frame) into *body*; returns the part's frame in the body's (where its shapes go)."""
+    offset = _compose(_inverse(np.asarray(builder.body_q[body])), world)
+    if mass > 0.0 or inertia is not None:
+        rot = rotation_matrix(offset[3:])
+        centre = offset[:3] + rot @ (np.zeros(3) if com is None else com)
+        inertia = np.zeros((3, 3)) if inertia is None else rot @ inertia @ rot.T
+        builder._body_mass[body].add(mass, centre, inertia)
+    return offset
+
+
 def resolve_asset(call, directory, filename):
     """A mesh file named in a robot file: relative to the file's directory; ROS's
     ``package://NAME/rest`` looks for ``rest`` there and in its parents, and ``file://``
@@ -244,11 +256,12 @@ def load_mesh(call, path, scale):
     return vertices, faces
 
 
-def add_mesh_shape(call, builder, body, xform, vertices, faces, cfg):
-    """A mesh collision shape (``builder.add_shape_mesh``)."""
-    from numba_sim import physics
+def mesh_file(call, path, scale):
+    """A ``physics.Mesh`` of a mesh file, scaled."""
+    from numba_sim.physics.mesh import Mesh
 
-    if not hasattr(builder, "add_shape_mesh"):
-        raise NotImplementedError(f"{call}: mesh shapes need ModelBuilder.add_shape_mesh")
-    return builder.add_shape_mesh(body, xform=(xform[:3], xform[3:]),
-                                  mesh=physics.Mesh(vertices, faces), cfg=cfg)
+    vertices, faces = load_mesh(call, path, scale)
+    try:
+        return Mesh(vertices, faces)
+    except ValueError as e:
+        raise FormatError(f"{call}: mesh file {path!r} makes no mesh shape: {e}") from None

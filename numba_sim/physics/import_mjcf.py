@@ -10,7 +10,8 @@ cylinder, box, plane, mesh; ``fromto``; ``density`` or ``mass``; ``friction``;
 ``stiffness``, ``springref``, ``damping``, ``armature``) and ``<freejoint>``, and
 ``<actuator>`` (``motor``, ``position``, ``velocity``, ``general``).
 
-Each body gets one joint to its parent (newton's rule): none is a FIXED joint, one hinge
+Each body gets one joint to its parent (newton's rule): none is a FIXED joint (or, by
+default, the body merges into its parent, as MuJoCo welds it), one hinge
 a REVOLUTE, one slide a PRISMATIC, one ball a BALL, a free joint a FREE, several joints
 one D6 with their axes (slides first, then hinges) placed at the first joint's ``pos``.
 A joint's ``stiffness`` and ``damping`` become its drive's ``target_ke`` (toward
@@ -34,8 +35,7 @@ import numpy as np
 from numba_sim.physics import checks
 from numba_sim.physics.builder import GeoType, ShapeConfig
 from numba_sim.physics.import_common import (
-    IDENTITY, Actuator, FormatError, Imported, add_mesh_shape, compose, inverse, load_mesh,
-    number, numbers, placement, quat_axis_angle, quat_between, quat_euler, quat_matrix,
+    IDENTITY, Actuator, FormatError, Imported, compose, inverse, merge_into, mesh_file, number, numbers, placement, quat_axis_angle, quat_between, quat_euler, quat_matrix,
     read_xml, resolve_asset, rotated_inertia,
 )
 from numba_sim.physics.inertia import solid_mass_properties
@@ -110,8 +110,9 @@ def _default_classes(root):
 
 class _Reader:
     def __init__(self, builder, root, directory, name, xform, floating, cfg, up_axis,
-                 density):
+                 density, collapse_fixed_joints):
         self.builder = builder
+        self.collapse_fixed_joints = collapse_fixed_joints
         self.name = name
         self.compiler = _Compiler(root, directory)
         self.classes = _default_classes(root)
@@ -121,6 +122,7 @@ class _Reader:
         self.root_xform = placement(CALL, xform, checks.up_axis_index(CALL, up_axis),
                                     builder.up_axis)
         self.meshes = {}
+        self.loaded_meshes = {}
         for element in root.iter("mesh"):
             if element.get("file") is not None:
                 self.meshes[element.get("name") or os.path.splitext(
@@ -200,14 +202,20 @@ class _Reader:
         mass, com, inertia = 0.0, None, None
         if inertial is not None and self.compiler.inertia_from_geom != "true":
             mass, com, inertia = self.inertial(inertial, name)
-        body = self.builder.add_body(xform=(world[:3], world[3:]), mass=mass, com=com,
-                                     inertia=inertia, label=name)
+        jointless = not any(j.tag in ("joint", "freejoint") for j in element)
+        if jointless and parent >= 0 and self.collapse_fixed_joints:
+            # MuJoCo welds a body without joints to its parent: one body, its parts never
+            # collide with each other (the ant's leg roots)
+            body, offset = parent, merge_into(self.builder, parent, world, mass, com, inertia)
+        else:
+            body, offset = self.builder.add_body(xform=(world[:3], world[3:]), mass=mass,
+                                                 com=com, inertia=inertia, label=name), IDENTITY
+            self.add_joint(element, body, parent, world, childclass, name)
         self.result.bodies[name] = body
         for geom in element.findall("geom"):
-            self.add_geom(geom, body, None, childclass, with_mass=use_geoms)
+            self.add_geom(geom, body, offset, childclass, with_mass=use_geoms)
         for frame in element.findall("frame"):
-            self.frame_geoms(frame, body, IDENTITY, childclass, use_geoms)
-        self.add_joint(element, body, parent, world, childclass, name)
+            self.frame_geoms(frame, body, offset, childclass, use_geoms)
         self.read_children(element, body, world, childclass, static=False)
 
     def frame_geoms(self, frame, body, offset, childclass, use_geoms):
@@ -268,7 +276,8 @@ class _Reader:
             xform = compose(offset, xform)
         cfg = self.geom_config(a, attrs, geo, size, kind, where, with_mass)
         if geo == GeoType.MESH:
-            shape = self.add_mesh_geom(attrs, where, body, xform, cfg)
+            shape = self.builder.add_shape_mesh(body, xform=(xform[:3], xform[3:]),
+                                                mesh=self.mesh(attrs, where), cfg=cfg)
         elif geo == GeoType.PLANE:
             if body != -1:
                 raise FormatError(f"{CALL}: <{where}> is a plane inside a body; MJCF planes are "
@@ -302,10 +311,7 @@ class _Reader:
 
     def geom_volume(self, geo, kind, size, attrs, where):
         if geo == GeoType.MESH:
-            vertices, faces = self.mesh_data(attrs, where)
-            a = vertices[faces[:, 0]]
-            return abs(float(np.einsum("ij,ij->i", a, np.cross(vertices[faces[:, 1]],
-                                                                vertices[faces[:, 2]])).sum())) / 6.0
+            return self.mesh(attrs, where).volume
         if geo == GeoType.PLANE:
             return 0.0
         return solid_mass_properties(geo, self.primitive_scale(geo, kind, size), 1.0)[0]
@@ -336,7 +342,8 @@ class _Reader:
                else self.builder.add_shape_cylinder)
         return add(body, placed, radius=scale[0], half_height=scale[1], axis=2, cfg=cfg)
 
-    def mesh_data(self, attrs, where):
+    def mesh(self, attrs, where):
+        """The ``physics.Mesh`` of a mesh geom (each file read once)."""
         name = attrs.get("mesh")
         if name not in self.meshes:
             raise FormatError(f"{CALL}: <{where}> names mesh {name!r}, which no <asset><mesh> "
@@ -344,12 +351,11 @@ class _Reader:
         element = self.meshes[name]
         mesh_attrs = self.attributes(element, None)
         scale = numbers(CALL, _Attrs(f"mesh {name!r}", mesh_attrs), "scale", 3, (1.0, 1.0, 1.0))
-        path = resolve_asset(CALL, self.compiler.mesh_dir, element.get("file"))
-        return load_mesh(CALL, path, scale)
-
-    def add_mesh_geom(self, attrs, where, body, xform, cfg):
-        vertices, faces = self.mesh_data(attrs, where)
-        return add_mesh_shape(CALL, self.builder, body, xform, vertices, faces, cfg)
+        key = (name, tuple(scale))
+        if key not in self.loaded_meshes:
+            path = resolve_asset(CALL, self.compiler.mesh_dir, element.get("file"))
+            self.loaded_meshes[key] = mesh_file(CALL, path, scale)
+        return self.loaded_meshes[key]
 
     # --------------------------------------------------------------------- joints
     def add_joint(self, element, body, parent, world, childclass, name):
@@ -484,7 +490,7 @@ class _Reader:
         if tag == "general":
             bias = numbers(CALL, a, "biasprm", None, (0.0, 0.0, 0.0))
             tag = "position" if bias.size > 1 and bias[1] < 0.0 else "motor"
-            kp = -bias[1] if tag == "position" else 0.0
+            kp = float(-bias[1]) if tag == "position" else 0.0
         else:
             kp = number(CALL, a, "kp", 1.0)
         if tag == "position":
@@ -512,12 +518,15 @@ class _Attrs:
 
 
 def add_mjcf(builder, source, xform=None, floating=None, cfg=None, up_axis="z",
-             density=1000.0):
+             density=1000.0, collapse_fixed_joints=True):
     """Add the MJCF model *source* (a file path or the XML text) to *builder*, placed by
     *xform* after rotating the file's *up_axis* onto the builder's; *floating* True gives
     root bodies a free joint, False welds them to the world, None (default) does what the
     file says.  *cfg* is the contact material of every geom (its ``mu`` is replaced by
-    each geom's ``friction``).  Returns the names, indices and actuators added
+    each geom's ``friction``); *density* is the geoms' default.  A body without joints
+    inside another is welded to it as MuJoCo does: with *collapse_fixed_joints* (default)
+    it merges into its parent (one body, named by both), else it is a body of its own on a
+    FIXED joint.  Returns the names, indices and actuators added
     (``physics.Imported``)."""
     root, directory, name = read_xml(CALL, source, "mujoco")
     _expand_includes(root, directory)
@@ -526,11 +535,13 @@ def add_mjcf(builder, source, xform=None, floating=None, cfg=None, up_axis="z",
     if floating is not None and not isinstance(floating, bool):
         raise ValueError(f"{CALL}: floating must be True, False or None, got {floating!r}")
     density = checks.nonnegative(CALL, "density", density)
-    reader = _Reader(builder, root, directory, name, xform, floating, cfg, up_axis, density)
-    worldbody = root.find("worldbody")
-    if worldbody is None:
+    reader = _Reader(builder, root, directory, name, xform, floating, cfg, up_axis, density,
+                     bool(collapse_fixed_joints))
+    worldbodies = root.findall("worldbody")  # an <include> may bring more than one
+    if not worldbodies:
         raise FormatError(f"{CALL}: {name} has no <worldbody>")
-    reader.read_world(worldbody)
+    for worldbody in worldbodies:
+        reader.read_world(worldbody)
     reader.read_actuators(root)
     return reader.result
 
