@@ -12,7 +12,7 @@ from numba_sim import builtins, debug_checks, operators  # noqa: F401 (operation
 # value types, views, structs and the kernel language's operators
 from numba_sim.lowering import arrays, kernel_ops, structs  # noqa: F401
 from numba_sim.lowering import operations as operations_lowering
-from numba_sim.lowering import value_access, value_boxing  # noqa: F401
+from numba_sim.lowering import type_attributes, value_access, value_boxing  # noqa: F401
 from numba_sim.typing import arrays as array_typing  # noqa: F401
 from numba_sim.typing import kernel_ops as kernel_ops_typing  # noqa: F401
 from numba_sim.typing import operations as operations_typing

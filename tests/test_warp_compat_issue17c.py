@@ -303,3 +303,41 @@ def test_static_len_of_a_local_of_unknown_type_stays_an_expression():
 
     with pytest.raises(sim.WarpCodegenError, match=r"no len takes \(float32\)"):
         sim.launch(unknown, dim=1, inputs=[np.zeros(1, np.float32)])
+
+
+# --------------------------------------------------------------------------
+# Types as values: Warp's type attributes (dtype, length) and the class of an array
+
+
+@sim.kernel
+def type_attributes(a: sim.array(dtype=sim.vec3d), s: sim.float32, out: sim.array(dtype=float)):
+    v = sim.types.vector(length=2, dtype=type(s))  # a zero vec2 (Warp's builtin form)
+    m = sim.identity(n=v.length, dtype=v.dtype) * s
+    out[0] = sim.trace(m)
+    copy = type(a).dtype(a[0]) * a.dtype.dtype(2.0)  # vec3d times a float64
+    out[1] = float(copy[2])
+    out[2] = float(type(a).ndim + sim.mat33.length + type(copy).length)
+    zero = type(a[0])()
+    out[3] = float(zero.length) + float(sim.vec3d.dtype(0.5))
+
+
+def test_type_attributes_of_values_classes_and_arrays():
+    out = np.zeros(4, np.float32)
+    a = np.array([[1.0, 2.0, 3.0]])
+    sim.launch(type_attributes, dim=1, inputs=[a, 3.0, out])
+    assert out.tolist() == [6.0, 6.0, 1 + 9 + 3, 3.5]
+
+
+def test_an_attribute_no_type_has_stays_an_error():
+    @sim.kernel
+    def no_shape():
+        a = sim.vec3(0.0)
+        _ = a.dtype.shape
+
+    with pytest.raises(KernelTypingError, match="Unknown attribute 'shape'"):
+        sim.launch(no_shape, dim=1)
+
+
+def test_type_attributes_compile_for_cuda(offline_cuda):
+    assert type_attributes.compile("cuda", [np.zeros((1, 3)), 1.0, np.zeros(4, np.float32)],
+                                   cc=(7, 5))
