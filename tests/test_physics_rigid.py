@@ -925,7 +925,7 @@ def test_every_rigid_kernel_compiles_for_cuda_offline(name, private_device_code_
         zeros = np.zeros(m.joint_dof_count, np.float32)
         inputs = [state.body_q, state.body_qd, m.body_com, m.joint_type, m.joint_parent,
                   m.joint_child, m.joint_X_p, m.joint_X_c, m.joint_axis, m.joint_qd_start,
-                  m.joint_target_q, zeros, zeros, m.joint_target_ke, m.joint_target_kd,
+                  m.joint_linear_dofs, m.joint_target_q, zeros, zeros, m.joint_target_ke, m.joint_target_kd,
                   m.joint_limit_lower, m.joint_limit_upper, m.joint_limit_ke, m.joint_limit_kd,
                   m.joint_attach_ke, m.joint_attach_kd, f]
     elif name == "integrate_bodies_kernel":
@@ -1045,7 +1045,7 @@ def test_d6_bad_axes_raise_value_errors(kwargs, message):
         b.add_joint_d6(-1, body, **kwargs)
 
 
-def test_d6_layout_and_what_the_other_solvers_say():
+def test_d6_layout_and_what_featherstone_says_of_distance_joints():
     b = physics.ModelBuilder()
     body = b.add_body(mass=1.0, inertia=(1, 1, 1))
     b.add_joint_d6(-1, body, linear_axes=[{"axis": (0, 0, 1), "limit_upper": 0.5}],
@@ -1054,8 +1054,9 @@ def test_d6_layout_and_what_the_other_solvers_say():
     assert m.joint_type.tolist() == [physics.JointType.D6]
     assert m.joint_dof_dim.tolist() == [[1, 2]] and m.joint_coord_count == 3
     assert m.joint_limit_upper[0] == 0.5 and math.isinf(m.joint_limit_upper[1])
-    with pytest.raises(NotImplementedError, match=r"SolverSemiImplicit.step: joints \[0\] are "
-                                                  r"D6 or DISTANCE joints"):
-        physics.SolverSemiImplicit(m).step(m.state(), m.state(), None, None, 1e-3)
-    with pytest.raises(NotImplementedError, match=r"SolverFeatherstone: joints \[0\] are D6"):
-        physics.SolverFeatherstone(m)
+    b = physics.ModelBuilder()
+    body = b.add_body(mass=1.0, inertia=(1, 1, 1))
+    b.add_joint_distance(-1, body)
+    with pytest.raises(NotImplementedError, match=r"SolverFeatherstone: joints \[0\] are "
+                                                  r"DISTANCE joints"):
+        physics.SolverFeatherstone(b.finalize())

@@ -256,7 +256,8 @@ class RigidBuilder:
                            min_distance=-1.0, max_distance=1.0, label=None):
         """Six dofs (as a free joint) with the distance between the two joint points kept
         within ``[min_distance, max_distance]`` (a negative bound: none), stored as the
-        first dof's limits (warp.sim's spelling); SolverXPBD solves it."""
+        first dof's limits (warp.sim's spelling); SolverXPBD and SolverSemiImplicit
+        solve it (SolverFeatherstone does not: it is no reduced coordinate)."""
         call = "add_joint_distance"
         lower = float(min_distance)
         upper = float(max_distance)
@@ -283,7 +284,9 @@ class RigidBuilder:
         ``target_ke``, ``target_kd`` (the builder's defaults otherwise).  SolverXPBD
         solves it: linear limits, one angular axis as a hinge with its limits, two as a
         universal joint, three as a ball (limits on two or three angular axes are not
-        enforced yet)."""
+        enforced yet); SolverSemiImplicit by joint springs (drives and limits on every
+        axis); SolverFeatherstone with its axes as dofs (the slides, then the rotations
+        about the angular axes in order)."""
         call = "add_joint_d6"
         groups = []
         for name, given in (("linear_axes", linear_axes), ("angular_axes", angular_axes)):

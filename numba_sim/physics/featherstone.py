@@ -38,7 +38,7 @@ assumes one size and reads out of bounds otherwise).
 """
 
 import numba_sim as sim
-from numba_sim.physics.builder_rigid import BALL, FIXED, FREE, PRISMATIC, REVOLUTE
+from numba_sim.physics.builder_rigid import BALL, D6, FREE, PRISMATIC, REVOLUTE
 from numba_sim.physics.rigid_kernels import (
     FLOATS, INTS, MAT33, SPATIAL, TRANSFORMS, VEC3, integrate_rotation,
 )
@@ -59,6 +59,7 @@ class ArticulationModel:
     joint_axis: VEC3
     joint_q_start: INTS
     joint_qd_start: INTS
+    joint_linear_dofs: INTS     # a D6 joint's linear axes (its first dofs)
     joint_armature: FLOATS
     joint_target_ke: FLOATS
     joint_target_kd: FLOATS
@@ -93,13 +94,30 @@ class ArticulationScratch:
 
 
 @sim.func
-def joint_motion(jtype: int, axis: sim.vec3, q: FLOATS, qs: int):
+def d6_motion(axes: VEC3, d0: int, linear: int, dofs: int, q: FLOATS, qs: int):
+    """A D6 joint's X_j(q): the translation along its linear axes, then the rotations
+    about its angular axes in order (each about its axis turned by the ones before)."""
+    p = sim.vec3()
+    r = sim.quat_identity()
+    for i in range(dofs):
+        if i < linear:
+            p = p + axes[d0 + i] * q[qs + i]
+        else:
+            r = r * sim.quat_from_axis_angle(axes[d0 + i], q[qs + i])
+    return sim.transform(p, r)
+
+
+@sim.func
+def joint_motion(jtype: int, axes: VEC3, d0: int, linear: int, dofs: int, q: FLOATS,
+                 qs: int):
     """The joint's transform X_j(q) from the parent's joint frame to the child's."""
     X = sim.transform_identity()
-    if jtype == REVOLUTE:
-        X = sim.transform(sim.vec3(), sim.quat_from_axis_angle(axis, q[qs]))
+    if jtype == D6:
+        X = d6_motion(axes, d0, linear, dofs, q, qs)
+    elif jtype == REVOLUTE:
+        X = sim.transform(sim.vec3(), sim.quat_from_axis_angle(axes[d0], q[qs]))
     elif jtype == PRISMATIC:
-        X = sim.transform(axis * q[qs], sim.quat_identity())
+        X = sim.transform(axes[d0] * q[qs], sim.quat_identity())
     elif jtype == BALL:
         X = sim.transform(sim.vec3(), sim.normalize(sim.quat(q[qs], q[qs + 1], q[qs + 2],
                                                              q[qs + 3])))
@@ -107,18 +125,6 @@ def joint_motion(jtype: int, axis: sim.vec3, q: FLOATS, qs: int):
         X = sim.transform(sim.vec3(q[qs], q[qs + 1], q[qs + 2]),
                           sim.normalize(sim.quat(q[qs + 3], q[qs + 4], q[qs + 5], q[qs + 6])))
     return X
-
-
-@sim.func
-def dof_count(jtype: int):
-    n = 0
-    if jtype == REVOLUTE or jtype == PRISMATIC:
-        n = 1
-    elif jtype == BALL:
-        n = 3
-    elif jtype == FREE:
-        n = 6
-    return n
 
 
 @sim.func
@@ -145,6 +151,7 @@ def forward_kinematics(m: ArticulationModel, first: int, last: int, joint_q: FLO
     m_joint_q_start = m.joint_q_start
     m_joint_qd_start = m.joint_qd_start
     m_joint_type = m.joint_type
+    m_joint_linear_dofs = m.joint_linear_dofs
     s_S_v = scratch.S_v
     s_S_w = scratch.S_w
     s_v_v = scratch.v_v
@@ -154,9 +161,11 @@ def forward_kinematics(m: ArticulationModel, first: int, last: int, joint_q: FLO
         parent = m_joint_parent[k]
         child = m_joint_child[k]
         d0 = m_joint_qd_start[k]
+        n = m_joint_qd_start[k + 1] - d0
+        linear = m_joint_linear_dofs[k]
         X_wj = parent_pose(parent, body_q) * m_joint_X_p[k]
-        X_wc = X_wj * joint_motion(jtype, m_joint_axis[d0], joint_q, m_joint_q_start[k]) * \
-            sim.transform_inverse(m_joint_X_c[k])
+        X_j = joint_motion(jtype, m_joint_axis, d0, linear, n, joint_q, m_joint_q_start[k])
+        X_wc = X_wj * X_j * sim.transform_inverse(m_joint_X_c[k])
         body_q[child] = X_wc
         c = sim.transform_point(X_wc, m_body_com[child])
         q_wj = sim.transform_get_rotation(X_wj)
@@ -166,11 +175,22 @@ def forward_kinematics(m: ArticulationModel, first: int, last: int, joint_q: FLO
         if parent >= 0:
             w = s_v_w[parent]
             v = s_v_v[parent]
-        n = dof_count(jtype)
+        # a D6's rotation centre and its angular axes turned by the rotations before them
+        centre = sim.transform_point(X_wj, sim.transform_get_translation(X_j))
+        turned = q_wj
         for i in range(n):
             sw = sim.vec3()
             sv = sim.vec3()
-            if jtype == REVOLUTE:
+            if jtype == D6:
+                axis = m_joint_axis[d0 + i]
+                if i < linear:
+                    sv = sim.quat_rotate(q_wj, axis)
+                else:
+                    sw = sim.quat_rotate(turned, axis)
+                    sv = sim.cross(centre, sw)
+                    turned = turned * sim.quat_from_axis_angle(axis, joint_q[
+                        m_joint_q_start[k] + i])
+            elif jtype == REVOLUTE:
                 sw = sim.quat_rotate(q_wj, m_joint_axis[d0])
                 sv = sim.cross(p, sw)
             elif jtype == PRISMATIC:
@@ -310,7 +330,7 @@ def articulation_step(
         X = body_q[child]
         c = sim.transform_point(X, m_body_com[child])
         c_dot = cv + sim.cross(cw, c)
-        for i in range(dof_count(jtype)):
+        for i in range(m_joint_qd_start[k + 1] - d0):
             sw = s_S_w[d0 + i]
             sv = s_S_v[d0 + i]
             qd = joint_qd[d0 + i]
@@ -320,6 +340,9 @@ def articulation_step(
             else:        # S moves with the parent: dS/dt = v_parent x S
                 aw = aw + sim.cross(pw, sw) * qd
                 av = av + (sim.cross(pw, sv) + sim.cross(pv, sw)) * qd
+                if jtype == D6:   # and a D6's axis with the dofs before it: its frame's
+                    pw = pw + sw * qd
+                    pv = pv + sv * qd
         s_a_w[child] = aw
         s_a_v[child] = av
         mass, h, I = body_inertia_world(m, child, X)
@@ -345,7 +368,7 @@ def articulation_step(
         d0 = m_joint_qd_start[k]
         fn = s_f_n[child]
         ff = s_f_f[child]
-        for i in range(dof_count(m_joint_type[k])):
+        for i in range(m_joint_qd_start[k + 1] - d0):
             s_rhs[d0 + i] = -(sim.dot(s_S_w[d0 + i], fn) +
                                     sim.dot(s_S_v[d0 + i], ff))
         if parent >= 0:
@@ -359,19 +382,20 @@ def articulation_step(
         child = m_joint_child[k]
         d0 = m_joint_qd_start[k]
         jtype = m_joint_type[k]
-        for i in range(dof_count(jtype)):
+        n = m_joint_qd_start[k + 1] - d0
+        for i in range(n):
             di = d0 + i
             Fn, Ff = momentum(s_I_m[child], s_I_h[child], s_I_r[child],
                               s_S_w[di], s_S_v[di])
             row = di - dof0
-            for jj in range(dof_count(jtype)):
+            for jj in range(n):
                 dj = d0 + jj
                 s_H[H0 + row * dofs + dj - dof0] = \
                     sim.dot(s_S_w[dj], Fn) + sim.dot(s_S_v[dj], Ff)
             l = m_joint_parent_joint[k]
             while l >= 0:
                 e0 = m_joint_qd_start[l]
-                for jj in range(dof_count(m_joint_type[l])):
+                for jj in range(m_joint_qd_start[l + 1] - e0):
                     dj = e0 + jj
                     value = sim.dot(s_S_w[dj], Fn) + sim.dot(s_S_v[dj], Ff)
                     s_H[H0 + row * dofs + dj - dof0] = value
@@ -380,8 +404,8 @@ def articulation_step(
             diag = H0 + row * dofs + row
             s_H[diag] = s_H[diag] + m_joint_armature[di]
             tau = joint_f[di]
-            if jtype == REVOLUTE or jtype == PRISMATIC:
-                q = joint_q[m_joint_q_start[k]]
+            if jtype == REVOLUTE or jtype == PRISMATIC or jtype == D6:
+                q = joint_q[m_joint_q_start[k] + i]
                 qd = joint_qd[di]
                 ke = m_joint_target_ke[di]
                 kd = m_joint_target_kd[di]
@@ -427,14 +451,15 @@ def articulation_step(
         jtype = m_joint_type[k]
         d0 = m_joint_qd_start[k]
         q0 = m_joint_q_start[k]
-        n = dof_count(jtype)
+        n = m_joint_qd_start[k + 1] - d0
         for i in range(n):
             qd = joint_qd[d0 + i] + s_qdd[d0 + i] * dt
             if (jtype == BALL or (jtype == FREE and i >= 3)) and angular_damping > 0.0:
                 qd = qd * (1.0 - angular_damping * dt)
             joint_qd_out[d0 + i] = qd
-        if jtype == REVOLUTE or jtype == PRISMATIC:
-            joint_q_out[q0] = joint_q[q0] + joint_qd_out[d0] * dt
+        if jtype == REVOLUTE or jtype == PRISMATIC or jtype == D6:
+            for i in range(n):
+                joint_q_out[q0 + i] = joint_q[q0 + i] + joint_qd_out[d0 + i] * dt
         elif jtype == BALL:
             q = integrate_rotation(
                 sim.quat(joint_q[q0], joint_q[q0 + 1], joint_q[q0 + 2], joint_q[q0 + 3]),
@@ -469,6 +494,65 @@ def eval_fk_kernel(model: ArticulationModel, scratch: ArticulationScratch, joint
     a = sim.tid()
     forward_kinematics(model, model.articulation_start[a], model.articulation_start[a + 1],
                        joint_q, joint_qd, body_q, body_qd, scratch)
+
+
+@sim.func
+def d6_inverse(axes: VEC3, d0: int, linear: int, dofs: int, q_wj: sim.quat, p: sim.vec3,
+               r: sim.quat, v_rel: sim.vec3, w_rel: sim.vec3, joint_q: FLOATS, q0: int,
+               joint_qd: FLOATS):
+    """A D6 joint's coordinates and velocities from the child joint frame's pose (*p*,
+    *r*) in the parent's and the relative velocity of the joint point and angular
+    velocity (world): slides along the linear axes; the angles of ``d6_motion``'s
+    rotations (one axis: the twist; two or three: the Euler angles about the axes in
+    order, read in the basis (a0, a1, a0 x a1)); the angular velocities by solving
+    ``w_rel = sum S_w qd`` over the turned axes."""
+    for i in range(linear):
+        joint_q[q0 + i] = sim.dot(p, axes[d0 + i])
+        joint_qd[d0 + i] = sim.dot(v_rel, sim.quat_rotate(q_wj, axes[d0 + i]))
+    angular = dofs - linear
+    a = d0 + linear
+    if angular == 1:
+        angle = 2.0 * sim.atan2(sim.dot(sim.vec3(r[0], r[1], r[2]), axes[a]), r[3])
+        if angle > sim.pi:
+            angle = angle - 2.0 * sim.pi
+        elif angle < -sim.pi:
+            angle = angle + 2.0 * sim.pi
+        joint_q[q0 + linear] = angle
+        joint_qd[a] = sim.dot(w_rel, sim.quat_rotate(q_wj, axes[a]))
+    elif angular >= 2:
+        a0 = axes[a]
+        a1 = axes[a + 1]
+        a2 = sim.cross(a0, a1)
+        R = sim.quat_to_matrix(r)
+        angles = sim.vec3(sim.atan2(-sim.dot(a1, R * a2), sim.dot(a2, R * a2)),
+                          sim.asin(sim.clamp(sim.dot(a0, R * a2), -1.0, 1.0)),
+                          0.0)
+        if angular == 3:
+            side = sim.sign(sim.dot(axes[a + 2], a2))
+            angles[2] = side * sim.atan2(-sim.dot(a0, R * a1), sim.dot(a0, R * a0))
+        turned = q_wj
+        columns = sim.mat33()
+        for k in range(angular):
+            c = sim.quat_rotate(turned, axes[a + k])
+            for i in range(3):
+                columns[i, k] = c[i]
+            turned = turned * sim.quat_from_axis_angle(axes[a + k], angles[k])
+        rates = sim.vec3()
+        if angular == 3:
+            rates = sim.inverse(columns) * w_rel
+        else:   # two columns: the normal equations
+            c0 = sim.vec3(columns[0, 0], columns[1, 0], columns[2, 0])
+            c1 = sim.vec3(columns[0, 1], columns[1, 1], columns[2, 1])
+            g00 = sim.dot(c0, c0)
+            g01 = sim.dot(c0, c1)
+            g11 = sim.dot(c1, c1)
+            b0 = sim.dot(c0, w_rel)
+            b1 = sim.dot(c1, w_rel)
+            det = g00 * g11 - g01 * g01
+            rates = sim.vec3((g11 * b0 - g01 * b1) / det, (g00 * b1 - g01 * b0) / det, 0.0)
+        for k in range(angular):
+            joint_q[q0 + linear + k] = angles[k]
+            joint_qd[a + k] = rates[k]
 
 
 @sim.kernel
@@ -531,6 +615,9 @@ def eval_ik_kernel(model: ArticulationModel, body_q: TRANSFORMS, body_qd: SPATIA
         w = sim.quat_rotate_inv(q_wj, w_c - w_p)
         for i in range(3):
             joint_qd[d0 + i] = w[i]
+    elif jtype == D6:
+        d6_inverse(m_joint_axis, d0, m.joint_linear_dofs[j], m_joint_qd_start[j + 1] - d0,
+                   q_wj, p, r, v_c - v_p, w_c - w_p, joint_q, q0, joint_qd)
     elif jtype == FREE:
         for i in range(3):
             joint_q[q0 + i] = p[i]

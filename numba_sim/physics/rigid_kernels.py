@@ -19,7 +19,7 @@ its parent frame, except along its free axes, where PD drives, limit springs and
 """
 
 import numba_sim as sim
-from numba_sim.physics.builder_rigid import BALL, FIXED, FREE, PRISMATIC, REVOLUTE
+from numba_sim.physics.builder_rigid import BALL, D6, DISTANCE, FREE, PRISMATIC, REVOLUTE
 
 TRANSFORMS = sim.array(dtype=sim.transform)
 SPATIAL = sim.array(dtype=sim.spatial_vector)
@@ -160,14 +160,33 @@ def joint_point_motion(b: int, X_w: sim.transform, body_q: TRANSFORMS, body_qd: 
     return r, v, w
 
 
+@sim.func
+def twist_angle(q_rel: sim.quat, axis: sim.vec3):
+    """The angle of the rotation *q_rel* about *axis* (its twist), in (-pi, pi]."""
+    q = 2.0 * sim.atan2(sim.dot(sim.vec3(q_rel[0], q_rel[1], q_rel[2]), axis), q_rel[3])
+    if q > sim.pi:
+        q = q - 2.0 * sim.pi
+    elif q < -sim.pi:
+        q = q + 2.0 * sim.pi
+    return q
+
+
 @sim.kernel
 def joint_force_kernel(
         body_q: TRANSFORMS, body_qd: SPATIAL, body_com: VEC3, joint_type: INTS,
         joint_parent: INTS, joint_child: INTS, joint_X_p: TRANSFORMS, joint_X_c: TRANSFORMS,
-        joint_axis: VEC3, joint_qd_start: INTS, target_q: FLOATS, target_qd: FLOATS,
-        joint_f: FLOATS, target_ke: FLOATS, target_kd: FLOATS, limit_lower: FLOATS,
-        limit_upper: FLOATS, limit_ke: FLOATS, limit_kd: FLOATS, attach_ke: float,
-        attach_kd: float, body_force: SPATIAL):
+        joint_axis: VEC3, joint_qd_start: INTS, joint_linear_dofs: INTS, target_q: FLOATS,
+        target_qd: FLOATS, joint_f: FLOATS, target_ke: FLOATS, target_kd: FLOATS,
+        limit_lower: FLOATS, limit_upper: FLOATS, limit_ke: FLOATS, limit_kd: FLOATS,
+        attach_ke: float, attach_kd: float, body_force: SPATIAL):
+    """Thread *j*: joint *j*'s springs.  The child's joint point is pulled onto the
+    parent's except along the joint's linear axes (prismatic, D6), where drives, limits
+    and ``joint_f`` act; the rotation is welded without angular axes (fixed, prismatic,
+    a D6 without any), a hinge about one (revolute, or a D6's), a universal joint about
+    two (the parent's first axis kept perpendicular to the child's second), free with
+    three (ball, D6); a D6's angular axes get drives and limits on the rotation
+    vector's components along them (a hinge's: its twist angle).  A distance joint
+    pulls the joint points' distance back within its bounds."""
     j = sim.tid()
     jtype = joint_type[j]
     if jtype != FREE:
@@ -184,37 +203,77 @@ def joint_force_kernel(
         w_err = w_c - w_p
         q_p = sim.transform_get_rotation(X_wp)
         q_c = sim.transform_get_rotation(X_wc)
-        # the child frame's rotation from the parent's, as a world rotation vector
-        angle_err = sim.quat_rotate(q_p, rotation_vector(sim.quat_inverse(q_p) * q_c))
+        q_rel = sim.quat_inverse(q_p) * q_c
         angular_kd = attach_kd * ANGULAR_ATTACH_DAMPING_SCALE
         d = joint_qd_start[j]
         f = -(x_err * attach_ke + v_err * attach_kd)      # on the child; the parent: -f
         t = sim.vec3()
-        if jtype == FIXED:
-            t = -(angle_err * attach_ke + w_err * angular_kd)
-        elif jtype == PRISMATIC:
-            axis_p = sim.quat_rotate(q_p, joint_axis[d])
-            q = sim.dot(x_err, axis_p)
-            qd = sim.dot(v_err, axis_p)
-            f = f + axis_p * (q * attach_ke + qd * attach_kd + joint_f[d] + axis_force(
-                q, qd, target_q[d], target_qd[d], target_ke[d], target_kd[d], limit_lower[d],
-                limit_upper[d], limit_ke[d], limit_kd[d]))
-            t = -(angle_err * attach_ke + w_err * angular_kd)
+        linear = 0
+        angular = 0
+        if jtype == PRISMATIC:
+            linear = 1
         elif jtype == REVOLUTE:
-            axis = joint_axis[d]
-            axis_p = sim.quat_rotate(q_p, axis)
-            axis_c = sim.quat_rotate(q_c, axis)
-            r = sim.quat_inverse(q_p) * q_c               # twist about the axis: the angle
-            q = 2.0 * sim.atan2(sim.dot(sim.vec3(r[0], r[1], r[2]), axis), r[3])
-            if q > sim.pi:
-                q = q - 2.0 * sim.pi
-            elif q < -sim.pi:
-                q = q + 2.0 * sim.pi
-            qd = sim.dot(w_err, axis_p)
-            t = axis_p * (joint_f[d] + axis_force(
-                q, qd, target_q[d], target_qd[d], target_ke[d], target_kd[d], limit_lower[d],
-                limit_upper[d], limit_ke[d], limit_kd[d])) + \
-                sim.cross(axis_c, axis_p) * attach_ke - (w_err - axis_p * qd) * angular_kd
+            angular = 1
+        elif jtype == BALL:
+            angular = 3
+        elif jtype == D6:
+            linear = joint_linear_dofs[j]
+            angular = joint_qd_start[j + 1] - d - linear
+        if jtype == DISTANCE:
+            f = sim.vec3()
+            length = sim.length(x_err)
+            stretch = 0.0
+            if length > limit_upper[d]:
+                stretch = length - limit_upper[d]
+            elif length < limit_lower[d]:
+                stretch = length - limit_lower[d]
+            if stretch != 0.0 and length > 0.0:
+                direction = x_err / length
+                f = -direction * (stretch * attach_ke + sim.dot(v_err, direction) * attach_kd)
+        else:
+            for k in range(linear):
+                axis_p = sim.quat_rotate(q_p, joint_axis[d + k])
+                q = sim.dot(x_err, axis_p)
+                qd = sim.dot(v_err, axis_p)
+                f = f + axis_p * (q * attach_ke + qd * attach_kd + joint_f[d + k] + axis_force(
+                    q, qd, target_q[d + k], target_qd[d + k], target_ke[d + k],
+                    target_kd[d + k], limit_lower[d + k], limit_upper[d + k], limit_ke[d + k],
+                    limit_kd[d + k]))
+            a = d + linear
+            if angular == 0:
+                # the child frame's rotation from the parent's, as a world rotation vector
+                angle_err = sim.quat_rotate(q_p, rotation_vector(q_rel))
+                t = -(angle_err * attach_ke + w_err * angular_kd)
+            elif angular == 1:
+                axis = joint_axis[a]
+                axis_p = sim.quat_rotate(q_p, axis)
+                axis_c = sim.quat_rotate(q_c, axis)
+                q = twist_angle(q_rel, axis)
+                qd = sim.dot(w_err, axis_p)
+                t = axis_p * (joint_f[a] + axis_force(
+                    q, qd, target_q[a], target_qd[a], target_ke[a], target_kd[a],
+                    limit_lower[a], limit_upper[a], limit_ke[a], limit_kd[a])) + \
+                    sim.cross(axis_c, axis_p) * attach_ke - (w_err - axis_p * qd) * angular_kd
+            else:
+                if angular == 2:
+                    # universal: the parent's first axis perpendicular to the child's second
+                    first = sim.quat_rotate(q_p, joint_axis[a])
+                    second = sim.quat_rotate(q_c, joint_axis[a + 1])
+                    locked = sim.cross(first, second)
+                    t = locked * (sim.dot(first, second) * attach_ke)
+                    n = sim.length(locked)
+                    if n > 0.0:
+                        locked = locked / n
+                        t = t - locked * (sim.dot(w_err, locked) * angular_kd)
+                rotation = sim.quat_rotate(q_p, rotation_vector(q_rel))
+                for k in range(angular):
+                    axis_p = sim.quat_rotate(q_p, joint_axis[a + k])
+                    q = sim.dot(rotation, axis_p)
+                    qd = sim.dot(w_err, axis_p)
+                    t = t + axis_p * (joint_f[a + k] + axis_force(
+                        q, qd, target_q[a + k], target_qd[a + k], target_ke[a + k],
+                        target_kd[a + k], limit_lower[a + k], limit_upper[a + k],
+                        limit_ke[a + k], limit_kd[a + k]))
         sim.atomic_add(body_force, child, sim.spatial_vector(f, t + sim.cross(r_c, f)))
         if parent >= 0:
             sim.atomic_add(body_force, parent, sim.spatial_vector(-f, -t - sim.cross(r_p, f)))

@@ -43,12 +43,6 @@ def step_semi_implicit(solver, state_in, state_out, control, contacts, dt):
     m = solver.model
     call = "SolverSemiImplicit.step"
     _check_states(call, m, (("state_in", state_in), ("state_out", state_out)))
-    unsupported = _scratch(solver, "unsupported_joints", lambda: np.flatnonzero(np.isin(
-        sim.to_numpy(m.joint_type), (builder_rigid.D6, builder_rigid.DISTANCE))).tolist())
-    if unsupported:
-        raise NotImplementedError(f"{call}: joints {unsupported[:8]} are D6 or DISTANCE "
-                                  "joints, which SolverSemiImplicit does not take yet "
-                                  "(SolverXPBD does)")
     contacts = _contacts(solver, contacts)
     xp = m._xp
     contact_f = _scratch(solver, "contact_f",
@@ -62,8 +56,8 @@ def step_semi_implicit(solver, state_in, state_out, control, contacts, dt):
         target_q, target_qd, joint_f = joint_inputs(solver, control)
         solver._launch(rigid_kernels.joint_force_kernel, m.joint_count, [
             state_in.body_q, state_in.body_qd, m.body_com, m.joint_type, m.joint_parent,
-            m.joint_child, m.joint_X_p, m.joint_X_c, m.joint_axis, m.joint_qd_start, target_q,
-            target_qd, joint_f, m.joint_target_ke, m.joint_target_kd, m.joint_limit_lower,
+            m.joint_child, m.joint_X_p, m.joint_X_c, m.joint_axis, m.joint_qd_start,
+            m.joint_linear_dofs, target_q, target_qd, joint_f, m.joint_target_ke, m.joint_target_kd, m.joint_limit_lower,
             m.joint_limit_upper, m.joint_limit_ke, m.joint_limit_kd, m.joint_attach_ke,
             m.joint_attach_kd, contact_f])
     solver._launch(rigid_kernels.integrate_bodies_kernel, m.body_count, [

@@ -17,7 +17,7 @@ import numpy as np
 
 import numba_sim as sim
 from numba_sim.physics import featherstone, rigid_kernels
-from numba_sim.physics.builder_rigid import D6, DISTANCE, FREE
+from numba_sim.physics.builder_rigid import DISTANCE, FREE
 from numba_sim.physics.kernels import make_struct
 from numba_sim.physics.model import Model
 from numba_sim.physics.rigid_contacts import rigid_contact_arrays
@@ -41,11 +41,12 @@ def articulations(model, call):
                          "needs a joint for every body (add_joint_free for a floating one)")
     parent_joint = np.where(parent >= 0, joint_of_body[np.maximum(parent, 0)], -1)
     starts = []
-    unsupported = np.flatnonzero((jtype == D6) | (jtype == DISTANCE))
+    unsupported = np.flatnonzero(jtype == DISTANCE)
     if len(unsupported):
-        raise NotImplementedError(f"{call}: joints {unsupported[:8].tolist()} are D6 or "
-                                  "DISTANCE joints, which SolverFeatherstone does not take yet "
-                                  "(SolverXPBD does)")
+        raise NotImplementedError(f"{call}: joints {unsupported[:8].tolist()} are DISTANCE "
+                                  "joints (a constraint on the distance, not reduced "
+                                  "coordinates), which SolverFeatherstone does not take "
+                                  "(SolverXPBD and SolverSemiImplicit do)")
     for k in range(model.joint_count):
         if parent[k] < 0:
             starts.append(k)
@@ -86,7 +87,7 @@ def _joint_struct(model, starts, H_start, parent_joint):
         joint_child=model.joint_child, joint_parent_joint=xp.asarray(parent_joint, dtype=i32),
         joint_X_p=model.joint_X_p, joint_X_c=model.joint_X_c, joint_axis=model.joint_axis,
         joint_q_start=model.joint_q_start, joint_qd_start=model.joint_qd_start,
-        joint_armature=model.joint_armature, joint_target_ke=model.joint_target_ke,
+        joint_linear_dofs=model.joint_linear_dofs, joint_armature=model.joint_armature, joint_target_ke=model.joint_target_ke,
         joint_target_kd=model.joint_target_kd, joint_limit_lower=model.joint_limit_lower,
         joint_limit_upper=model.joint_limit_upper, joint_limit_ke=model.joint_limit_ke,
         joint_limit_kd=model.joint_limit_kd, body_com=model.body_com,
