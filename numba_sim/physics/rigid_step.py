@@ -7,7 +7,7 @@ through the solver's ``_launch`` (recorded launches, CPU graphs).
 import numpy as np
 
 import numba_sim as sim
-from numba_sim.physics import builder_rigid, rigid_kernels, xpbd_rigid
+from numba_sim.physics import rigid_kernels, xpbd_rigid
 from numba_sim.physics.kernels import make_struct
 from numba_sim.physics.model import Contacts
 from numba_sim.physics.rigid_contacts import rigid_contact_arrays
