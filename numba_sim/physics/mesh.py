@@ -14,6 +14,7 @@ tetrahedron (0, a, b, c) of signed volume ``det[a b c] / 6`` and covariance
 
 import numpy as np
 
+import numba_sim as sim
 from numba_sim.physics import checks
 
 _CANONICAL = (np.ones((3, 3)) + np.eye(3)) / 120.0
@@ -87,8 +88,6 @@ def mesh_model_arrays(model, builder, put):
     the shape frame, ``shape_mesh_points[shape_mesh_start[s]:][:shape_mesh_count[s]]``
     (a mesh shape's contact points), and ``shape_mesh_radius``, the radius of a sphere
     about the shape origin holding them (0 for other shapes)."""
-    import numba_sim as sim
-
     model.shape_source = list(builder.shape_source)
     built = {}
     ids = np.zeros(builder.shape_count, dtype=np.uint64)
