@@ -168,6 +168,26 @@ def test_a_physics_demo_runs_from_the_command_line(tmp_path):
     assert path.read_bytes()[:4] == b"\x89PNG" and path.stat().st_size > 10_000
 
 
+def test_the_ant_demo_writes_a_usd_file_from_the_command_line(tmp_path):
+    """``numba-sim run ant --out ant.usda``: the initial state and one sample per frame."""
+    Usd = pytest.importorskip("pxr.Usd")
+    from pxr import UsdGeom
+
+    path = tmp_path / "ant.usda"
+    result = subprocess.run([sys.executable, "-m", "numba_sim", "run", "ant", "--frames", "3",
+                             "--out", str(path)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "3 frames" in result.stdout and str(path) in result.stdout
+    stage = Usd.Stage.Open(str(path))
+    torso = UsdGeom.Xformable(stage.GetPrimAtPath("/root/bodies/torso"))
+    translate = torso.GetOrderedXformOps()[0]
+    assert translate.GetTimeSamples() == [0.0, 1.0, 2.0, 3.0]
+    heights = [translate.Get(t)[2] for t in range(4)]
+    # dropped from 0.75 m; its legs swing down to their targets and lift it a little first
+    assert heights[0] == pytest.approx(0.75) and len(set(heights)) == 4
+    assert all(0.5 < h < 1.0 for h in heights)
+
+
 def test_the_cloth_demo_drapes_over_its_sphere_and_the_softbody_beams_land():
     from numba_sim.examples import cloth, softbody
 
@@ -192,7 +212,8 @@ def test_the_cloth_demo_drapes_over_its_sphere_and_the_softbody_beams_land():
 @pytest.mark.parametrize("arguments, message", [
     (["--frames", "0"], "argument --frames: expected a number of frames >= 1, got 0"),
     (["--device", "gpu"], "argument --device: expected cpu, cuda or cuda:N, got 'gpu'"),
-    (["--out", "picture.jpg"], "argument --out: expected a .png or .gif file"),
+    (["--out", "picture.jpg"], "argument --out: expected a .png, .gif or .usd file"),
+    (["--out", "particles.usd"], "argument --out: USD output is for the physics demos"),
     (["--out", "/no/such/directory/x.png"], "argument --out: cannot write into"),
     (["--device", "cuda"], "argument --device: no CUDA GPU is available"),
 ])

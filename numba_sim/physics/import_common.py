@@ -46,6 +46,15 @@ class Imported:
     shapes: list = dataclasses.field(default_factory=list)
     actuators: list = dataclasses.field(default_factory=list)
 
+    def shifted(self, bodies, joints, shapes, dofs):
+        """The same import with every index moved by these counts (the import was read
+        into a builder of its own, then appended to the caller's)."""
+        return Imported({k: v + bodies for k, v in self.bodies.items()},
+                        {k: v + joints for k, v in self.joints.items()},
+                        [s + shapes for s in self.shapes],
+                        [dataclasses.replace(a, joint=a.joint + joints, dof=a.dof + dofs)
+                         for a in self.actuators])
+
     def actuated_dofs(self, kind=None):
         """The dof indices the actuators drive (of *kind* only, when given), in order."""
         return np.array([a.dof for a in self.actuators if kind is None or a.kind == kind],
