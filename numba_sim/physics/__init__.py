@@ -3,6 +3,7 @@ kernel language: ``ModelBuilder`` describes particles, springs, cloth, soft bodi
 rigid bodies with shapes and joints; ``finalize`` makes a ``Model``; solvers step
 ``State``s."""
 
+from numba_sim.physics.articulation import eval_jacobian, eval_mass_matrix
 from numba_sim.physics.builder import (
     PARTICLE_FLAG_ACTIVE, GeoType, JointType, ModelBuilder, ShapeConfig,
 )

@@ -237,6 +237,57 @@ def body_inertia_world(m: ArticulationModel, b: int, X: sim.transform):
         C * sim.transpose(C) * mass
 
 
+@sim.func
+def mass_matrix(m: ArticulationModel, scratch: ArticulationScratch, a: int):
+    """Articulation *a*'s joint-space mass matrix into ``scratch.H`` at its
+    ``H_start``, by the composite-rigid-body algorithm: ``H_ij = S_i . (I^c S_j)`` along
+    each joint's path to the root (``I^c`` the composite inertia of the joint's subtree,
+    in ``scratch.I_*``; the motion subspaces in ``scratch.S_*``), plus armature on the
+    diagonal."""
+    # the struct fields once (each use of a field would count references)
+    m_H_start = m.H_start
+    m_articulation_start = m.articulation_start
+    m_joint_armature = m.joint_armature
+    m_joint_child = m.joint_child
+    m_joint_parent_joint = m.joint_parent_joint
+    m_joint_qd_start = m.joint_qd_start
+    s_H = scratch.H
+    s_I_h = scratch.I_h
+    s_I_m = scratch.I_m
+    s_I_r = scratch.I_r
+    s_S_v = scratch.S_v
+    s_S_w = scratch.S_w
+    first = m_articulation_start[a]
+    last = m_articulation_start[a + 1]
+    dof0 = m_joint_qd_start[first]
+    dofs = m_joint_qd_start[last] - dof0
+    H0 = m_H_start[a]
+    for k in range(first, last):
+        child = m_joint_child[k]
+        d0 = m_joint_qd_start[k]
+        n = m_joint_qd_start[k + 1] - d0
+        for i in range(n):
+            di = d0 + i
+            Fn, Ff = momentum(s_I_m[child], s_I_h[child], s_I_r[child],
+                              s_S_w[di], s_S_v[di])
+            row = di - dof0
+            for jj in range(n):
+                dj = d0 + jj
+                s_H[H0 + row * dofs + dj - dof0] = \
+                    sim.dot(s_S_w[dj], Fn) + sim.dot(s_S_v[dj], Ff)
+            l = m_joint_parent_joint[k]
+            while l >= 0:
+                e0 = m_joint_qd_start[l]
+                for jj in range(m_joint_qd_start[l + 1] - e0):
+                    dj = e0 + jj
+                    value = sim.dot(s_S_w[dj], Fn) + sim.dot(s_S_v[dj], Ff)
+                    s_H[H0 + row * dofs + dj - dof0] = value
+                    s_H[H0 + (dj - dof0) * dofs + row] = value
+                l = m_joint_parent_joint[l]
+            diag = H0 + row * dofs + row
+            s_H[diag] = s_H[diag] + m_joint_armature[di]
+
+
 @sim.kernel
 def featherstone_step_kernel(
         model: ArticulationModel, scratch: ArticulationScratch, body_f: SPATIAL,
@@ -276,14 +327,12 @@ def articulation_step(
     m_body_com = m.body_com
     m_joint_X_c = m.joint_X_c
     m_joint_X_p = m.joint_X_p
-    m_joint_armature = m.joint_armature
     m_joint_child = m.joint_child
     m_joint_limit_kd = m.joint_limit_kd
     m_joint_limit_ke = m.joint_limit_ke
     m_joint_limit_lower = m.joint_limit_lower
     m_joint_limit_upper = m.joint_limit_upper
     m_joint_parent = m.joint_parent
-    m_joint_parent_joint = m.joint_parent_joint
     m_joint_q_start = m.joint_q_start
     m_joint_qd_start = m.joint_qd_start
     m_joint_target_kd = m.joint_target_kd
@@ -377,32 +426,15 @@ def articulation_step(
             s_I_m[parent] = s_I_m[parent] + s_I_m[child]
             s_I_h[parent] = s_I_h[parent] + s_I_h[child]
             s_I_r[parent] = s_I_r[parent] + s_I_r[child]
-    # 3. the mass matrix (composite rigid bodies), armature, drives, limits
+    # 3. the mass matrix (composite rigid bodies, armature), drives, limits
+    mass_matrix(m, scratch, a)
     for k in range(first, last):
-        child = m_joint_child[k]
         d0 = m_joint_qd_start[k]
         jtype = m_joint_type[k]
-        n = m_joint_qd_start[k + 1] - d0
-        for i in range(n):
+        for i in range(m_joint_qd_start[k + 1] - d0):
             di = d0 + i
-            Fn, Ff = momentum(s_I_m[child], s_I_h[child], s_I_r[child],
-                              s_S_w[di], s_S_v[di])
             row = di - dof0
-            for jj in range(n):
-                dj = d0 + jj
-                s_H[H0 + row * dofs + dj - dof0] = \
-                    sim.dot(s_S_w[dj], Fn) + sim.dot(s_S_v[dj], Ff)
-            l = m_joint_parent_joint[k]
-            while l >= 0:
-                e0 = m_joint_qd_start[l]
-                for jj in range(m_joint_qd_start[l + 1] - e0):
-                    dj = e0 + jj
-                    value = sim.dot(s_S_w[dj], Fn) + sim.dot(s_S_v[dj], Ff)
-                    s_H[H0 + row * dofs + dj - dof0] = value
-                    s_H[H0 + (dj - dof0) * dofs + row] = value
-                l = m_joint_parent_joint[l]
             diag = H0 + row * dofs + row
-            s_H[diag] = s_H[diag] + m_joint_armature[di]
             tau = joint_f[di]
             if jtype == REVOLUTE or jtype == PRISMATIC or jtype == D6:
                 q = joint_q[m_joint_q_start[k] + i]
