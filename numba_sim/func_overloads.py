@@ -47,7 +47,9 @@ def annotations_of(fn):
     return tuple(given.get(name) for name in inspect.signature(fn).parameters)
 
 
-def _scalar_type(annotation):
+def scalar_annotation(annotation):
+    """The Numba scalar type *annotation* names (``int`` -> int32, ``float`` -> float32,
+    ``sim.float64``), or None."""
     if annotation in (builtins.float, builtins.int, builtins.bool) or (
             isinstance(annotation, type) and issubclass(annotation, np.generic)):
         return numpy_support.from_dtype(arrays.element_dtype(annotation))
@@ -68,7 +70,7 @@ def matches(annotation, argtype, relaxed=False):
     its kind (plain ``@njit`` code's int64 and float64)."""
     if annotation is None or annotation is typing.Any:
         return True
-    scalar = _scalar_type(annotation)
+    scalar = scalar_annotation(annotation)
     if scalar is not None:
         if isinstance(argtype, types.IntegerLiteral):  # Warp's int literal: an int32
             return isinstance(scalar, (types.Integer, types.Float)) if relaxed else \
@@ -90,7 +92,7 @@ def python_matches(annotation, value, relaxed=False):
     """Whether the Python value *value* fits *annotation* (a Python int is an int literal)."""
     if annotation is None or annotation is typing.Any:
         return True
-    scalar = _scalar_type(annotation)
+    scalar = scalar_annotation(annotation)
     if scalar is not None:
         if isinstance(value, (bool, np.bool_)):
             return isinstance(scalar, types.Boolean)

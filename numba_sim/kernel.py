@@ -14,11 +14,12 @@ import weakref
 
 import numpy as np
 
+from numba.core import types, typing
 from numba.core.registry import CPUDispatcher
 
 from numba_sim import (config, kernel_language, kernel_ops, launch_bounds, launcher,
                        redefinition, structure_ids)
-from numba_sim.func_overloads import FuncOverloads, annotations_of
+from numba_sim.func_overloads import FuncOverloads, annotations_of, scalar_annotation
 from numba_sim.annotations import function_annotations
 from numba_sim.parameters import Parameter
 
@@ -71,6 +72,35 @@ class Func(CPUDispatcher):
             if not _is_function_value(bound.arguments[name]):
                 return None
         return self
+
+    def get_call_template(self, args, kws):
+        """Numba's typing of a compiled call: a constant argument (an int, float or bool
+        literal) of a parameter annotated with a scalar type takes that type, as Warp
+        converts constants (``f(123)`` of ``f(x: int)`` is an int32 inside ``f``; one
+        specialization for every literal)."""
+        return _constants_converted(self, super().get_call_template, args, kws)
+
+    @property
+    def _CUDATypingContext__dispatcher(self):
+        """The CUDA device function numba-cuda calls for this func (its typing context reads
+        this attribute, else makes a plain one): one that converts constants likewise."""
+        cached = self.__dict__.get("_cuda_dispatcher")
+        if cached is None:
+            targetoptions = dict(self.targetoptions, device=True)
+            targetoptions.setdefault("debug", False)
+            targetoptions.setdefault("opt", True)
+            cached = self._cuda_dispatcher = _cuda_func_class()(self.py_func, targetoptions)
+            cached._sim_func = self
+        return cached
+
+    def _scalar_annotations(self):
+        """The Numba scalar type each parameter is annotated with (None where it is not a
+        scalar type), read once."""
+        cached = self.__dict__.get("_scalar_annotations_cache")
+        if cached is None:
+            cached = self._scalar_annotations_cache = tuple(
+                scalar_annotation(a) for a in annotations_of(self))
+        return cached
 
     def _python_signature(self):
         """(signature, names of the parameters annotated ``sim.Function``) of the function
@@ -145,6 +175,44 @@ def func(fn=None, **options):
     result = _with_overloads(fn, dispatcher)
     kernel_ops.note_user_function(fn.__name__, result)  # Warp's operator overloads
     return result
+
+
+def _constants_converted(dispatcher, base, args, kws):
+    """``base(args, kws)`` (a dispatcher's ``get_call_template``) with the literal arguments of
+    the parameters *dispatcher*'s func annotates with scalar types converted to those types,
+    and only the specialization for them in the template."""
+    func = getattr(dispatcher, "_sim_func", dispatcher)
+    pysig, folded = dispatcher._compiler.fold_argument_types(args, kws) \
+        if hasattr(dispatcher, "_compiler") else dispatcher.fold_argument_types(args, kws)
+    annotations = func._scalar_annotations()
+    converted = tuple(
+        annotation if annotation is not None and isinstance(arg, types.Literal)
+        and isinstance(arg.literal_type, (types.Integer, types.Float, types.Boolean))
+        else arg for arg, annotation in zip(folded, annotations + (None,) * len(folded)))
+    if converted == tuple(folded):
+        return base(args, kws)
+    template, pysig, _, _ = base(converted, {})
+    signatures = [s for s in dispatcher.nopython_signatures if tuple(s.args) == converted]
+    template = typing.make_concrete_template(template.__name__, key=template.key,
+                                             signatures=signatures or
+                                             dispatcher.nopython_signatures)
+    return template, pysig, converted, {}
+
+
+_CUDA_FUNC_CLASS = []
+
+
+def _cuda_func_class():
+    """numba-cuda's device dispatcher with the constant conversion of :class:`Func`."""
+    if not _CUDA_FUNC_CLASS:
+        from numba.cuda.dispatcher import CUDADispatcher  # CUDA only: numba-cuda on demand
+
+        class CudaFunc(CUDADispatcher):
+            def get_call_template(self, args, kws):
+                return _constants_converted(self, super().get_call_template, args, kws)
+
+        _CUDA_FUNC_CLASS.append(CudaFunc)
+    return _CUDA_FUNC_CLASS[0]
 
 
 def _with_overloads(fn, dispatcher):

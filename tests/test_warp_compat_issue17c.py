@@ -341,3 +341,50 @@ def test_an_attribute_no_type_has_stays_an_error():
 def test_type_attributes_compile_for_cuda(offline_cuda):
     assert type_attributes.compile("cuda", [np.zeros((1, 3)), 1.0, np.zeros(4, np.float32)],
                                    cc=(7, 5))
+
+
+# --------------------------------------------------------------------------
+# A func's annotated scalar parameter takes a constant argument in its type
+
+
+@sim.func
+def doubled(x: int) -> int:
+    return x + x  # int32: wraps, as in Warp
+
+
+@sim.func
+def as_given(x: sim.float64):
+    return x
+
+
+@sim.func
+def halved(x: float):
+    return x * 0.5
+
+
+@sim.kernel
+def constant_arguments(out: sim.array(dtype=sim.int64), d: sim.array(dtype=sim.float64)):
+    out[0] = sim.int64(doubled(2147483647))
+    out[1] = sim.int64(doubled(3))
+    d[0] = as_given(0.1)  # the double written
+    d[1] = sim.float64(halved(3))  # an int constant of a float parameter: a float32
+    d[2] = sim.float64(halved(1.5))
+
+
+def test_constant_arguments_take_the_annotated_type():
+    out, d = np.zeros(2, np.int64), np.zeros(3)
+    sim.launch(constant_arguments, dim=1, inputs=[out, d])
+    assert out.tolist() == [-2, 6]
+    assert d.tolist() == [0.1, 1.5, 0.75]
+    from numba.core import types
+    assert doubled.signatures == [(types.int32,)]  # one specialization for every literal
+    assert halved.signatures == [(types.float32,)]
+
+
+def test_constant_arguments_compile_for_cuda(offline_cuda):
+    assert constant_arguments.compile("cuda", [np.zeros(2, np.int64), np.zeros(3)], cc=(7, 5))
+    from numba_sim.kernel import _cuda_func_class
+    device = doubled._CUDATypingContext__dispatcher
+    assert isinstance(device, _cuda_func_class())
+    from numba.core import types
+    assert [tuple(s.args) for s in device.nopython_signatures] == [(types.int32,)]
