@@ -23,9 +23,9 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
     assert not errors
 
 
-def test_there_are_the_four_notebooks():
+def test_there_are_the_six_notebooks():
     assert {p.stem for p in NOTEBOOKS} == {"quickstart", "hash_grid_neighbours", "dem_animation",
-                                           "numba_cupy_interop"}
+                                           "numba_cupy_interop", "cloth_and_softbody", "robot"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
