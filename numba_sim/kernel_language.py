@@ -635,7 +635,11 @@ class _KernelRewriter(ast.NodeTransformer):
             return self._static(node)
         if callee is builtins.print or self._is_module_print(node.func):
             return self._print(node)
-        if isinstance(node.func, ast.Attribute):  # the forms above are not attributes
+        cast = self._module_cast(node.func)
+        if cast is not None:
+            callee = cast
+            node.func = ast.copy_location(ast.Name(id=cast.__name__, ctx=ast.Load()), node.func)
+        if isinstance(node.func, ast.Attribute) and cast is None:  # (the forms above are not)
             self._check_attribute(node.func, called=True)
         if any(callee is expectation for expectation in EXPECTATIONS):
             return self._expectation(node, callee)
@@ -883,6 +887,18 @@ class _KernelRewriter(ast.NodeTransformer):
             return False
         owner = self.resolver.resolve(func.value)
         return isinstance(owner, types.ModuleType) and owner.__name__ == "numba_sim"
+
+    def _module_cast(self, func):
+        """``sim.float(x)`` / ``sim.int(x)``: Warp's ``wp.float`` / ``wp.int``, names the warp
+        module lacks, which Warp's kernels resolve as the builtins ``float`` / ``int`` (the
+        float32 / int32 casts); else None."""
+        if not (isinstance(func, ast.Attribute) and func.attr in ("float", "int")):
+            return None
+        owner = self.resolver.resolve(func.value)
+        if isinstance(owner, types.ModuleType) and owner.__name__ == "numba_sim" \
+                and not hasattr(owner, func.attr):
+            return getattr(builtins, func.attr)
+        return None
 
     def _print(self, node):
         if node.keywords:

@@ -388,3 +388,29 @@ def test_constant_arguments_compile_for_cuda(offline_cuda):
     assert isinstance(device, _cuda_func_class())
     from numba.core import types
     assert [tuple(s.args) for s in device.nopython_signatures] == [(types.int32,)]
+
+
+# --------------------------------------------------------------------------
+# sim.float(x) / sim.int(x): Warp's wp.float / wp.int, the float32 / int32 casts
+
+
+@sim.kernel
+def module_casts(out: sim.array(dtype=float), n: sim.array(dtype=int)):
+    out[0] = sim.float(7) / sim.float(2)
+    n[0] = sim.int(3.9) + sim.int(sim.float(1.5))
+
+
+def test_module_float_and_int_are_the_casts():
+    out, n = np.zeros(1, np.float32), np.zeros(1, np.int32)
+    sim.launch(module_casts, dim=1, inputs=[out, n])
+    assert out[0] == 3.5 and n[0] == 4
+    assert out.dtype == np.float32
+
+
+def test_other_missing_module_names_stay_errors():
+    @sim.kernel
+    def missing():
+        _ = sim.floaty(1.0)
+
+    with pytest.raises(AttributeError, match="Could not find function wp.floaty"):
+        sim.launch(missing, dim=1)
