@@ -51,7 +51,10 @@ WARP_SETTINGS = {
     "quiet": (False, "no effect: numba_sim prints no start-up banner"),
     "verbose": (False, _NO_EFFECT),
     "verbose_warnings": (False, _NO_EFFECT),
-    "verify_fp": (False, "no effect: debug mode (``mode``) checks stores for NaN instead"),
+    "verify_fp": (False, "release-mode kernels launched while it is set (a build of their "
+                         "own) print each non-finite value stored into an array parameter, "
+                         "with the kernel's file and line, as Warp's; debug mode raises on "
+                         "NaN stores instead"),
     "verify_cuda": (False, "no effect: numba-cuda reports CUDA errors when they happen"),
     "print_launches": (False, _NO_EFFECT),
     "verify_autograd_array_access": (False, _NO_AUTODIFF),

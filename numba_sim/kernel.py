@@ -307,8 +307,10 @@ class KernelModule:
 
     def compile_mode(self):
         """The mode the module's kernels compile in: its ``mode`` option, else
-        ``sim.config.mode``."""
-        return self.options["mode"] or config.mode
+        ``sim.config.mode``; ``"verify_fp"`` for release while ``sim.config.verify_fp`` is
+        set (a release body that reports non-finite stores, Warp's ``verify_fp``)."""
+        mode = self.options["mode"] or config.mode
+        return "verify_fp" if mode == "release" and config.verify_fp else mode
 
     def hash_module(self):
         """Warp's ``Module.hash_module()``: a content hash (hex) of what the module's kernels
@@ -440,6 +442,12 @@ class Kernel:
             raise self.build_error.with_traceback(None)
         if mode == "release":
             return self.body
+        if mode == "verify_fp":  # sim.config.verify_fp: non-finite stores are reported
+            key = ("verify_fp", target)
+            if key not in self._debug_bodies:
+                self._debug_bodies[key] = kernel_language.rewrite(
+                    self.py_func, is_kernel=True, target=target, verify_fp=True)
+            return self._debug_bodies[key]
         if target not in self._debug_bodies:
             self._debug_bodies[target] = kernel_language.rewrite(self.py_func, is_kernel=True,
                                                                  debug=True, target=target)

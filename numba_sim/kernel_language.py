@@ -320,6 +320,14 @@ def _array_parameters(fn):
     return {name for name, annotation in annotations.items() if isinstance(annotation, array)}
 
 
+def _verified_arrays(fn):
+    """Names of *fn*'s parameters annotated ``sim.array(...)`` or not annotated (typed from
+    the launch: maybe arrays)."""
+    annotations = function_annotations(fn)
+    return {name for name in inspect.signature(fn).parameters
+            if isinstance(annotations.get(name), array) or name not in annotations}
+
+
 def _is_simple(node):
     if isinstance(node, (ast.Name, ast.Constant)):
         return True
@@ -331,7 +339,7 @@ def _is_simple(node):
 
 
 class _KernelRewriter(ast.NodeTransformer):
-    def __init__(self, fn, resolver, is_kernel, debug=False, target="cpu"):
+    def __init__(self, fn, resolver, is_kernel, debug=False, target="cpu", verify_fp=False):
         self.fn = fn
         self.resolver = resolver
         self.is_kernel = is_kernel
@@ -339,6 +347,8 @@ class _KernelRewriter(ast.NodeTransformer):
         self.target = target
         self.where = f"{'kernel' if is_kernel else 'func'} {fn.__qualname__}"
         self.array_parameters = _array_parameters(fn) if debug else set()
+        self.verified_arrays = _verified_arrays(fn) if verify_fp else set()
+        """sim.config.verify_fp: the parameters whose element stores are checked finite."""
         self.helpers = {}
         self.depth = 0
         self.temporaries = 0
@@ -396,6 +406,22 @@ class _KernelRewriter(ast.NodeTransformer):
         if isinstance(node.ctx, ast.Load) and self._checked_parameter(node.value):
             node.slice = self._check_call("index", node.value, node.slice, node)  # a[check(a, i)]
         return node
+
+    def _verified(self, target, statements, node):
+        """``sim.config.verify_fp`` (Warp's ``verify_fp``): *statements*, a store into an
+        element of an array parameter (or a component of one), followed by the check that
+        prints the stored value with the kernel's file and line when it is not finite."""
+        base = target
+        while self.verified_arrays and isinstance(base, (ast.Subscript, ast.Attribute)):
+            if hasattr(base, "sim_slice_key"):
+                return statements
+            if isinstance(base, ast.Subscript) and isinstance(base.value, ast.Name) \
+                    and base.value.id in self.verified_arrays:
+                where = f"{self.fn.__code__.co_filename}:{node.lineno} - {self.fn.__name__}"
+                check = _ops("verify_finite", node, _load(target), ast.Constant(where))
+                return statements + [ast.copy_location(ast.Expr(check), node)]
+            base = base.value
+        return statements
 
     def _with_store_checks(self, target, statements, node):
         """Debug mode: check the index before a store into an array parameter, and the
@@ -1139,8 +1165,8 @@ class _KernelRewriter(ast.NodeTransformer):
                 value = ast.copy_location(ast.Name(id=temporary, ctx=ast.Load()), node)
         for target in node.targets:
             target = self._prepare_target(target, node, statements)
-            statements.extend(self._with_store_checks(target, self._assign(target, value, node),
-                                                      node))
+            statements.extend(self._with_store_checks(
+                target, self._verified(target, self._assign(target, value, node), node), node))
         return statements
 
     def _prepare_target(self, target, node, statements):
@@ -1221,7 +1247,8 @@ class _KernelRewriter(ast.NodeTransformer):
         if checked:
             return statements + [checked[0]] + self._augmented(target, op_name, value, node) + \
                 [checked[1]]
-        return statements + self._augmented(target, op_name, value, node)
+        return statements + self._verified(target, self._augmented(target, op_name, value, node),
+                                           node)
 
     def _slice_store(self, target, value, node):
         """``target.value`` with the constant slice ``target.sim_slice_key`` set to *value*."""
@@ -1352,11 +1379,13 @@ def _local_names(definition):
     return names
 
 
-def rewrite(fn, is_kernel, debug=False, target="cpu"):
+def rewrite(fn, is_kernel, debug=False, target="cpu", verify_fp=False):
     """The kernel-language version of *fn*: a new function over the same globals.
 
     Kernels get the hidden first parameter ``__sim_tid__``; *debug* adds bounds
-    and NaN checks on the parameters' arrays (see numba_sim.config).
+    and NaN checks on the parameters' arrays (see numba_sim.config); *verify_fp* (a kernel's
+    body built while ``sim.config.verify_fp`` is set) prints each non-finite value stored
+    into an array parameter, as Warp's ``verify_fp`` does.
     """
     source, first_line = _source_of(fn)
     tree = ast.parse(source)
@@ -1365,7 +1394,8 @@ def rewrite(fn, is_kernel, debug=False, target="cpu"):
     if not isinstance(definition, ast.FunctionDef):
         raise _error("expected a function definition", fn, definition)
     from_package = package_names(fn, definition)
-    rewriter = _KernelRewriter(fn, _Resolver(fn, from_package), is_kernel, debug, target)
+    rewriter = _KernelRewriter(fn, _Resolver(fn, from_package), is_kernel, debug, target,
+                               verify_fp and is_kernel)
     rewriter.helpers.update(from_package)
     if not is_kernel:  # a func with sim.ref parameters also returns their final values
         definition = references.rewrite_function(

@@ -343,6 +343,16 @@ def _combine(op, current, value):
     return globals()[op](current, value)
 
 
+def verify_finite(value, where):
+    """``sim.config.verify_fp``: print *where* and *value* when *value* (a float, or a value
+    type of floats) is not finite, as Warp's ``verify_fp`` reports a stored value; other
+    values pass unchecked."""
+    components = value._components() if hasattr(value, "_components") else [value]
+    if all(isinstance(x, (float, np.floating)) for x in components) \
+            and not all(math.isfinite(x) for x in components):
+        print(f"{where}: non-finite value stored:", *components)
+
+
 def constructor_argument(value, dtype_name, kind):
     """An argument of a typed constructor (``vec3f(x, y, z)``) that is a variable, not a
     constant: compiled, a scalar must already have the constructor's scalar type (Warp's

@@ -414,3 +414,61 @@ def test_other_missing_module_names_stay_errors():
 
     with pytest.raises(AttributeError, match="Could not find function wp.floaty"):
         sim.launch(missing, dim=1)
+
+
+# --------------------------------------------------------------------------
+# sim.config.verify_fp: non-finite stores into array parameters are printed (Warp's)
+
+
+@sim.struct
+class Holder:
+    field: float
+    count: int
+
+
+@sim.kernel
+def fp_stores(values: sim.array(dtype=float), vectors: sim.array(dtype=sim.vec3),
+              holders: sim.array(dtype=Holder), ints: sim.array(dtype=int), x: float):
+    i = sim.tid()
+    values[i] = x / 0.0  # inf, or nan for x = 0
+    vectors[i] = sim.vec3(1.0, x * 1.0e38 * 1.0e38, 0.0)
+    holders[i].field -= x * 3.0e38 * 3.0e38
+    holders[i].count = 1
+    ints[i] = 7
+
+
+@pytest.fixture
+def verify_fp():
+    sim.config.verify_fp = True
+    yield
+    sim.config.verify_fp = False
+
+
+def _fp_arrays():
+    return (np.zeros(1, np.float32), np.zeros((1, 3), np.float32),
+            np.zeros(1, Holder.numpy_dtype), np.zeros(1, np.int32))
+
+
+def test_verify_fp_prints_non_finite_stores(verify_fp, capfd):
+    arrays = _fp_arrays()
+    sim.launch(fp_stores, dim=1, inputs=[*arrays, 1.0])
+    out = capfd.readouterr().out
+    lines = [line for line in out.splitlines() if "non-finite value stored" in line]
+    assert len(lines) == 3, out  # the scalar, the vector and the struct field; not the ints
+    assert "test_warp_compat_issue17c.py" in lines[0] and "fp_stores" in lines[0]
+    assert lines[0].endswith("inf") and "1 inf 0" in lines[1] and lines[2].endswith("-inf")
+    sim.launch(fp_stores, dim=1, inputs=[*_fp_arrays(), 0.0])
+    assert "nan" in capfd.readouterr().out
+
+
+def test_without_verify_fp_nothing_is_printed(capfd):
+    sim.launch(fp_stores, dim=1, inputs=[*_fp_arrays(), 1.0])
+    assert "non-finite" not in capfd.readouterr().out
+
+
+def test_verify_fp_compiles_for_cuda(verify_fp, offline_cuda):
+    arrays = [np.zeros(1, np.float32), np.zeros((1, 3), np.float32),
+              np.zeros(1, Holder.numpy_dtype), np.zeros(1, np.int32), 1.0]
+    assert fp_stores.compile("cuda", arrays, cc=(7, 5))
+    assert "vprintf" in fp_stores.inspect("cuda", "llvm", arrays, cc=(7, 5)) if hasattr(
+        fp_stores, "inspect") else True

@@ -15,6 +15,7 @@ from numba.core.typing import signature
 
 from numba_sim import kernel_ops, registry
 from numba_sim.lowering.atomics import SUPPORTED_TYPES, emit_atomic
+from numba_sim.lowering.debug import emit_printf, escape, print_format
 from numba_sim.lowering.symbolic import Sym
 from numba_sim.lowering.value_access import flat_index, index_value
 from numba_sim.registry import lowering_registry, typing_registry
@@ -356,6 +357,27 @@ def _read_items(context, builder, container_type, container, indices, result_typ
     items = [getitem(builder, (container, context.get_constant(types.intp, k)))
              for k in indices]
     return context.make_tuple(builder, result_type, items)
+
+
+@lower(kernel_ops.verify_finite, types.Any, types.StringLiteral)
+def lower_verify_finite(context, builder, sig, args):
+    """Print the place and the value when a float (or a value type of floats) is not finite:
+    ``x - x`` is 0 only for finite x."""
+    value_type, where = sig.args[0], sig.args[1].literal_value
+    scalar = value_type.dtype if isinstance(value_type, ValueType) else value_type
+    if not isinstance(scalar, types.Float):
+        return context.get_dummy_value()
+    components = [builder.extract_value(args[0], k) for k in range(value_type.size)] \
+        if isinstance(value_type, ValueType) else [args[0]]
+    finite = ir.Constant(ir.IntType(1), 1)
+    for x in components:
+        finite = builder.and_(finite, builder.fcmp_ordered("==", builder.fsub(x, x),
+                                                           ir.Constant(x.type, 0.0)))
+    with builder.if_then(builder.not_(finite), likely=False):
+        fmt, values = print_format(context, builder, value_type, args[0])
+        emit_printf(context, builder, escape(where) + ": non-finite value stored: " + fmt,
+                    values)
+    return context.get_dummy_value()
 
 
 @lower(kernel_ops.constructor_argument, types.Any, types.Any, types.Any)

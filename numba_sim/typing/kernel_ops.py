@@ -145,6 +145,14 @@ class KernelNeg(AbstractTemplate):
         return self.context.resolve_function_type(operator.neg, args, {})
 
 
+@typing_registry.register_global(kernel_ops.verify_finite)
+class KernelVerifyFinite(AbstractTemplate):
+    def generic(self, args, kws):
+        value, where = args
+        _literal_string(where, "verify_finite's place")
+        return signature(types.none, value, where)
+
+
 @typing_registry.register_global(kernel_ops.constructor_argument)
 class KernelConstructorArgument(AbstractTemplate):
     """Warp's rule for the variables given to a typed constructor: a scalar variable has the
