@@ -904,7 +904,7 @@ def test_every_rigid_kernel_compiles_for_cuda_offline(name, private_device_code_
     arrays = rigid_contacts.rigid_contact_arrays(c)
     if name == "plane_contacts_kernel":
         kernel = rigid_contacts.plane_contacts_kernel
-        inputs = [state.body_q, m.shape_count, m.shape_type, m.shape_body, m.shape_transform,
+        inputs = [state.body_q, rigid_contacts.plane_shapes(m), m.shape_type, m.shape_body, m.shape_transform,
                   m.shape_scale, m.shape_thickness, m.shape_world, m.shape_shape_collision,
                   *rigid_contacts.mesh_point_arrays(m), 0.1, c.rigid_contact_max, *arrays]
     elif name == "shape_contacts_kernel":

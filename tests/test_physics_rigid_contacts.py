@@ -166,3 +166,103 @@ def test_shapes_rest_on_an_upturned_cone(shape, height):
     state, _ = settle(model, physics.SolverXPBD(model), seconds=1.0)
     assert state.body_q[0, 2] == pytest.approx(height, abs=1e-4)
     assert np.abs(state.body_qd[0]).max() < 1e-3
+
+
+# ------------------------------------------------------------------------- broad phase
+
+def pile(worlds=1, n=40, seed=2):
+    """*n* boxes, spheres and capsules at random in a 0.8 m cube (many overlapping), on
+    the ground, in *worlds* replicated worlds at the same place."""
+    rng = np.random.default_rng(seed)
+    template = physics.ModelBuilder(gravity=-G)
+    for k in range(n):
+        body = template.add_body(xform=(rng.uniform(0.0, 0.8, 3), rng.normal(size=4)
+                                        / 2.0))
+        kind = k % 3
+        if kind == 0:
+            template.add_shape_box(body, hx=0.06, hy=0.04, hz=0.05)
+        elif kind == 1:
+            template.add_shape_sphere(body, radius=0.05)
+        else:
+            template.add_shape_capsule(body, radius=0.03, half_height=0.05)
+    b = physics.ModelBuilder(gravity=-G)
+    b.add_ground_plane()
+    b.replicate(template, worlds)
+    return b.finalize()
+
+
+def contact_set(model, broad_phase):
+    model.rigid_broad_phase = broad_phase
+    contacts = model.collide(model.state())
+    count = int(contacts.rigid_contact_count[0])
+    return sorted(zip(contacts.rigid_contact_shape0[:count].tolist(),
+                      contacts.rigid_contact_shape1[:count].tolist(),
+                      np.round(contacts.rigid_contact_point0[:count], 5).tolist(),
+                      np.round(contacts.rigid_contact_point1[:count], 5).tolist()))
+
+
+@pytest.mark.parametrize("worlds", [1, 3])
+def test_the_bvh_broad_phase_finds_the_contacts_of_every_pair(worlds):
+    """The same contacts (shapes and points) from the Bvh as from testing every pair of a
+    world; replicated worlds at one place only meet their own shapes."""
+    model = pile(worlds)
+    assert model.rigid_broad_phase == "auto"
+    from numba_sim.physics.rigid_contacts import uses_bvh
+    assert uses_bvh(model)                          # 41 shapes in a world: > 32
+    pairs = contact_set(model, "pairs")
+    assert contact_set(model, "bvh") == pairs
+    assert len(pairs) > 100
+    world = model.shape_world
+    assert all(world[a] == world[b] or world[a] < 0 or world[b] < 0 for a, b, _, _ in pairs)
+
+
+def test_a_floor_of_boxes_and_spheres_rests_through_the_bvh():
+    """36 boxes side by side on the ground and a sphere on each (XPBD, the Bvh broad
+    phase): boxes at their half height, spheres on top, at rest."""
+    b = physics.ModelBuilder(gravity=-G)
+    b.add_ground_plane()
+    for i in range(6):
+        for j in range(6):
+            box = b.add_body(xform=((0.11 * i, 0.11 * j, 0.052), None))
+            b.add_shape_box(box, hx=0.05, hy=0.05, hz=0.05)
+            ball = b.add_body(xform=((0.11 * i, 0.11 * j, 0.155), None))
+            b.add_shape_sphere(ball, radius=0.05)
+    model = b.finalize()
+    from numba_sim.physics.rigid_contacts import uses_bvh
+    assert uses_bvh(model)
+    state, _ = settle(model, physics.SolverXPBD(model), seconds=0.5)
+    np.testing.assert_allclose(state.body_q[0::2, 2], 0.05, atol=1e-4)
+    np.testing.assert_allclose(state.body_q[1::2, 2], 0.15, atol=1e-4)
+    assert np.abs(state.body_qd).max() < 1e-2
+
+
+def test_a_bad_broad_phase_setting_is_named():
+    model = pile(1, n=2)
+    model.rigid_broad_phase = "octree"
+    with pytest.raises(ValueError, match="collide: model.rigid_broad_phase must be 'auto', "
+                                         "'bvh' or 'pairs', got 'octree'"):
+        model.collide(model.state())
+
+
+@pytest.mark.parametrize("name", ["shape_bounds_kernel", "shape_contacts_bvh_kernel"])
+def test_broad_phase_kernels_compile_for_cuda_offline(name, private_device_code_cache):
+    from ptx_checks import assert_float32_only
+
+    m = pile(1, n=4)
+    state = m.state()
+    c = m.contacts()
+    bvh, lowers, uppers, group = rigid_contacts.shape_bvh(m)
+    if name == "shape_bounds_kernel":
+        inputs = [state.body_q, m.shape_type, m.shape_body, m.shape_transform, m.shape_scale,
+                  m.shape_thickness, m.shape_mesh_radius, 0.1, lowers, uppers]
+    else:
+        inputs = [bvh.id, group, lowers, uppers, state.body_q, m.shape_type, m.shape_body,
+                  m.shape_transform, m.shape_scale, m.shape_thickness, m.shape_world,
+                  m.shape_collision_group, m.shape_shape_collision, m.body_parent,
+                  m.shape_source_ptr, m.shape_mesh_radius,
+                  *rigid_contacts.mesh_point_arrays(m), 0.1, c.rigid_contact_max,
+                  *rigid_contacts.rigid_contact_arrays(c)]
+    library = getattr(rigid_contacts, name).compile("cuda", inputs, cc=(7, 5))
+    ptx = library.get_asm_str(cc=(7, 5))
+    assert ".entry" in ptx
+    assert_float32_only(ptx)

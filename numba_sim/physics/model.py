@@ -142,6 +142,7 @@ class Model:
                      "joint_attach_kd"):
             setattr(self, name, float(getattr(builder, name)))
         self.particle_collision = bool(builder.particle_collision)
+        self.rigid_broad_phase = "auto"   # "bvh" | "pairs" (rigid_contacts.uses_bvh)
         # springs
         self.spring_count = builder.spring_count
         self.spring_indices = put(builder.spring_indices, i32, (2,)).reshape(-1)

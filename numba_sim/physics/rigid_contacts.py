@@ -23,7 +23,9 @@ its segment, a box its 8 corners, a mesh its vertices.
   picks a crossing, the two edges' closest points are one more contact (edge against
   edge, which no corner finds).  A pair within the margin is a contact.  Candidates
   are every pair whose bounding spheres come within the margin: a thread per shape
-  tests its world's shapes and the global ones.
+  tests its world's shapes and the global ones (``shape_contacts_kernel``), or those
+  whose boxes overlap its own in a Bvh grouped by world (``shape_contacts_bvh_kernel``,
+  when a world holds more than ``BVH_MIN_SHAPES``).
 
 Each contact holds:
 
@@ -38,6 +40,8 @@ Solvers recompute the separation every substep from the current poses:
 ``d = dot(n, X_0 * point0 - X_1 * point1) - thickness0 - thickness1`` (penetrating
 when negative), so colliding once per frame is enough.
 """
+
+import warnings
 
 import numpy as np
 
@@ -161,7 +165,7 @@ def rim_support_point(geo: int, scale: sim.vec3, k: int, down: sim.vec3):
 
 @sim.kernel
 def plane_contacts_kernel(
-        body_q: sim.array(dtype=sim.transform), shape_count: int,
+        body_q: sim.array(dtype=sim.transform), shape_planes: sim.array(dtype=sim.int32),
         shape_type: sim.array(dtype=sim.int32), shape_body: sim.array(dtype=sim.int32),
         shape_transform: sim.array(dtype=sim.transform), shape_scale: sim.array(dtype=sim.vec3),
         shape_thickness: sim.array(dtype=float), shape_world: sim.array(dtype=sim.int32),
@@ -179,9 +183,10 @@ def plane_contacts_kernel(
     if b >= 0 and shape_collision[s] != 0 and count > 0:
         X_bs = shape_transform[s]
         X_ws = body_q[b] * X_bs
-        for p in range(shape_count):
-            if shape_type[p] == PLANE and shape_body[p] < 0 and shape_collision[p] != 0 and (
-                    shape_world[p] < 0 or shape_world[p] == shape_world[s]):
+        for i in range(shape_planes.shape[0]):
+            p = shape_planes[i]
+            if shape_collision[p] != 0 and (shape_world[p] < 0 or
+                                            shape_world[p] == shape_world[s]):
                 P = shape_transform[p]
                 origin = sim.transform_get_translation(P)
                 normal = sim.transform_vector(P, sim.vec3(0.0, 0.0, 1.0))
@@ -500,6 +505,104 @@ def shapes_may_touch(a: int, b: int, shape_type: sim.array(dtype=sim.int32),
     return ok
 
 
+@sim.func(inline=True)
+def shape_pair_contacts(
+        s: int, o: int, count: int, X_ws: sim.transform, reach_s: float,
+        body_q: sim.array(dtype=sim.transform), shape_type: sim.array(dtype=sim.int32),
+        shape_body: sim.array(dtype=sim.int32),
+        shape_transform: sim.array(dtype=sim.transform), shape_scale: sim.array(dtype=sim.vec3),
+        shape_thickness: sim.array(dtype=float), shape_source_ptr: sim.array(dtype=sim.uint64),
+        shape_mesh_radius: sim.array(dtype=float), shape_mesh_start: sim.array(dtype=sim.int32),
+        shape_mesh_points: sim.array(dtype=sim.vec3), margin: float, contact_max: int,
+        contact_count: sim.array(dtype=sim.int32), contact_shape0: sim.array(dtype=sim.int32),
+        contact_shape1: sim.array(dtype=sim.int32), contact_point0: sim.array(dtype=sim.vec3),
+        contact_point1: sim.array(dtype=sim.vec3), contact_normal: sim.array(dtype=sim.vec3),
+        contact_thickness0: sim.array(dtype=float), contact_thickness1: sim.array(dtype=float)):
+    """The contacts of shape *s*'s *count* contact points (its pose *X_ws*, its bounding
+    radius plus thickness *reach_s*) against shape *o*'s core, a candidate pair, when
+    their bounding spheres come within the margin."""
+    X_bs = shape_transform[s]
+    bo = shape_body[o]
+    X_bo = shape_transform[o]
+    X_wo = X_bo
+    if bo >= 0:
+        X_wo = body_q[bo] * X_bo
+    geo = shape_type[o]
+    scale = shape_scale[o]
+    radius_o = bounding_radius(geo, scale) + shape_mesh_radius[o]
+    reach = reach_s + radius_o + shape_thickness[o] + margin
+    if sim.length(sim.transform_get_translation(X_wo) -
+                  sim.transform_get_translation(X_ws)) <= reach:
+        X_ow = sim.transform_inverse(X_wo)
+        thickness1 = core_radius(geo, scale) + shape_thickness[o]
+        # a box's corners against a box: the face it rests on (corners of equal boxes lie
+        # on each other's edges, where the nearest face flips sideways as soon as they
+        # press in)
+        box_pair = geo == BOX and shape_type[s] == BOX
+        face = 0
+        side = 1.0
+        X_os = X_ow * X_ws
+        edges = 0
+        if box_pair:
+            face, side = reference_face(scale, shape_scale[s], X_os)
+            if s < o:
+                edges = 1   # the pair's edge-against-edge contact, once
+        for k in range(count + edges):
+            local = sim.vec3()
+            radius = 0.0
+            p = sim.vec3()
+            if k < count:
+                local, radius = contact_point(s, shape_type[s], shape_scale[s], k,
+                                              shape_mesh_start, shape_mesh_points)
+                p = sim.transform_point(X_os, local)
+            over = True
+            q = sim.vec3()
+            n = sim.vec3()
+            dist = 0.0
+            if k == count:
+                over, p, q, n = box_edge_contact(scale, shape_scale[s], X_os)
+                local = sim.transform_point(sim.transform_inverse(X_os), p)
+                dist = sim.dot(n, p - q)
+            elif box_pair:
+                q, n, dist, over = face_contact(scale, face, side, p)
+            elif geo == MESH:
+                # any point inside the mesh's bounding sphere has its closest surface
+                # point within twice the sphere's radius
+                over, q, n, dist = closest_on_mesh(shape_source_ptr[o], p,
+                                                   2.0 * radius_o + margin + radius)
+            else:
+                q, n, dist = closest_on_core(geo, scale, p)
+            thickness0 = radius + shape_thickness[s]
+            if over and dist - thickness0 - thickness1 < margin:
+                slot = sim.atomic_add(contact_count, 0, 1)
+                if slot < contact_max:
+                    contact_shape0[slot] = s
+                    contact_shape1[slot] = o
+                    contact_point0[slot] = sim.transform_point(X_bs, local)
+                    contact_point1[slot] = sim.transform_point(X_bo, q)
+                    contact_normal[slot] = sim.transform_vector(X_wo, n)
+                    contact_thickness0[slot] = thickness0
+                    contact_thickness1[slot] = thickness1
+
+
+@sim.func
+def shape_pose_and_reach(s: int, body_q: sim.array(dtype=sim.transform),
+                         shape_type: sim.array(dtype=sim.int32),
+                         shape_body: sim.array(dtype=sim.int32),
+                         shape_transform: sim.array(dtype=sim.transform),
+                         shape_scale: sim.array(dtype=sim.vec3),
+                         shape_thickness: sim.array(dtype=float),
+                         shape_mesh_radius: sim.array(dtype=float)):
+    """(shape *s*'s world pose, the radius of a sphere about its origin holding it and
+    its thickness)."""
+    X_ws = shape_transform[s]
+    if shape_body[s] >= 0:
+        X_ws = body_q[shape_body[s]] * X_ws
+    reach = bounding_radius(shape_type[s], shape_scale[s]) + shape_mesh_radius[s] + \
+        shape_thickness[s]
+    return X_ws, reach
+
+
 @sim.kernel
 def shape_contacts_kernel(
         body_q: sim.array(dtype=sim.transform), shape_count: int,
@@ -522,14 +625,9 @@ def shape_contacts_kernel(
     s = sim.tid()
     count = point_count(s, shape_type[s], shape_mesh_count)
     if count > 0:
-        bs = shape_body[s]
-        X_bs = shape_transform[s]
-        X_ws = X_bs
-        if bs >= 0:
-            X_ws = body_q[bs] * X_bs
-        reach_s = bounding_radius(shape_type[s], shape_scale[s]) + shape_mesh_radius[s] + \
-            shape_thickness[s]
-        centre_s = sim.transform_get_translation(X_ws)
+        X_ws, reach_s = shape_pose_and_reach(s, body_q, shape_type, shape_body,
+                                             shape_transform, shape_scale, shape_thickness,
+                                             shape_mesh_radius)
         ws = shape_world[s]
         first = 0
         span = shape_count
@@ -546,72 +644,89 @@ def shape_contacts_kernel(
                 o = s   # a global shape inside the span: met in the global list
             if shapes_may_touch(s, o, shape_type, shape_body, shape_world, shape_group,
                                 shape_collision, body_parent):
-                bo = shape_body[o]
-                X_bo = shape_transform[o]
-                X_wo = X_bo
-                if bo >= 0:
-                    X_wo = body_q[bo] * X_bo
-                geo = shape_type[o]
-                scale = shape_scale[o]
-                radius_o = bounding_radius(geo, scale) + shape_mesh_radius[o]
-                reach = reach_s + radius_o + shape_thickness[o] + margin
-                if sim.length(sim.transform_get_translation(X_wo) - centre_s) <= reach:
-                    X_ow = sim.transform_inverse(X_wo)
-                    thickness1 = core_radius(geo, scale) + shape_thickness[o]
-                    # a box's corners against a box: the face it rests on (corners of equal
-                    # boxes lie on each other's edges, where the nearest face flips sideways
-                    # as soon as they press in)
-                    box_pair = geo == BOX and shape_type[s] == BOX
-                    face = 0
-                    side = 1.0
-                    X_os = X_ow * X_ws
-                    edges = 0
-                    if box_pair:
-                        face, side = reference_face(scale, shape_scale[s], X_os)
-                        if s < o:
-                            edges = 1   # the pair's edge-against-edge contact, once
-                    for k in range(count + edges):
-                        local = sim.vec3()
-                        radius = 0.0
-                        p = sim.vec3()
-                        if k < count:
-                            local, radius = contact_point(s, shape_type[s], shape_scale[s], k,
-                                                          shape_mesh_start, shape_mesh_points)
-                            p = sim.transform_point(X_os, local)
-                        over = True
-                        q = sim.vec3()
-                        n = sim.vec3()
-                        dist = 0.0
-                        if k == count:
-                            over, p, q, n = box_edge_contact(scale, shape_scale[s], X_os)
-                            local = sim.transform_point(sim.transform_inverse(X_os), p)
-                            dist = sim.dot(n, p - q)
-                        elif box_pair:
-                            q, n, dist, over = face_contact(scale, face, side, p)
-                        elif geo == MESH:
-                            # any point inside the mesh's bounding sphere has its closest
-                            # surface point within twice the sphere's radius
-                            over, q, n, dist = closest_on_mesh(
-                                shape_source_ptr[o], p, 2.0 * radius_o + margin + radius)
-                        else:
-                            q, n, dist = closest_on_core(geo, scale, p)
-                        thickness0 = radius + shape_thickness[s]
-                        if over and dist - thickness0 - thickness1 < margin:
-                            slot = sim.atomic_add(contact_count, 0, 1)
-                            if slot < contact_max:
-                                contact_shape0[slot] = s
-                                contact_shape1[slot] = o
-                                contact_point0[slot] = sim.transform_point(X_bs, local)
-                                contact_point1[slot] = sim.transform_point(X_bo, q)
-                                contact_normal[slot] = sim.transform_vector(X_wo, n)
-                                contact_thickness0[slot] = thickness0
-                                contact_thickness1[slot] = thickness1
+                shape_pair_contacts(
+                    s, o, count, X_ws, reach_s, body_q, shape_type, shape_body,
+                    shape_transform, shape_scale, shape_thickness, shape_source_ptr,
+                    shape_mesh_radius, shape_mesh_start, shape_mesh_points, margin,
+                    contact_max, contact_count, contact_shape0, contact_shape1, contact_point0,
+                    contact_point1, contact_normal, contact_thickness0, contact_thickness1)
+
+
+@sim.kernel
+def shape_bounds_kernel(
+        body_q: sim.array(dtype=sim.transform), shape_type: sim.array(dtype=sim.int32),
+        shape_body: sim.array(dtype=sim.int32), shape_transform: sim.array(dtype=sim.transform),
+        shape_scale: sim.array(dtype=sim.vec3), shape_thickness: sim.array(dtype=float),
+        shape_mesh_radius: sim.array(dtype=float), margin: float,
+        lowers: sim.array(dtype=sim.vec3), uppers: sim.array(dtype=sim.vec3)):
+    """The broad phase's box of shape *s*: its bounding sphere plus half the margin (two
+    boxes overlap whenever the pair's bounding spheres come within the margin)."""
+    s = sim.tid()
+    X_ws, reach = shape_pose_and_reach(s, body_q, shape_type, shape_body, shape_transform,
+                                       shape_scale, shape_thickness, shape_mesh_radius)
+    if shape_type[s] == PLANE:
+        reach = 0.0                       # planes meet body shapes in plane_contacts_kernel
+    centre = sim.transform_get_translation(X_ws)
+    half = sim.vec3(reach + 0.5 * margin)
+    lowers[s] = centre - half
+    uppers[s] = centre + half
+
+
+@sim.kernel
+def shape_contacts_bvh_kernel(
+        bvh: sim.uint64, global_group: int, lowers: sim.array(dtype=sim.vec3),
+        uppers: sim.array(dtype=sim.vec3),
+        body_q: sim.array(dtype=sim.transform), shape_type: sim.array(dtype=sim.int32),
+        shape_body: sim.array(dtype=sim.int32),
+        shape_transform: sim.array(dtype=sim.transform), shape_scale: sim.array(dtype=sim.vec3),
+        shape_thickness: sim.array(dtype=float), shape_world: sim.array(dtype=sim.int32),
+        shape_group: sim.array(dtype=sim.int32), shape_collision: sim.array(dtype=sim.int32),
+        body_parent: sim.array(dtype=sim.int32), shape_source_ptr: sim.array(dtype=sim.uint64),
+        shape_mesh_radius: sim.array(dtype=float), shape_mesh_start: sim.array(dtype=sim.int32),
+        shape_mesh_count: sim.array(dtype=sim.int32),
+        shape_mesh_points: sim.array(dtype=sim.vec3), margin: float, contact_max: int,
+        contact_count: sim.array(dtype=sim.int32), contact_shape0: sim.array(dtype=sim.int32),
+        contact_shape1: sim.array(dtype=sim.int32), contact_point0: sim.array(dtype=sim.vec3),
+        contact_point1: sim.array(dtype=sim.vec3), contact_normal: sim.array(dtype=sim.vec3),
+        contact_thickness0: sim.array(dtype=float), contact_thickness1: sim.array(dtype=float)):
+    """Thread *s*: as ``shape_contacts_kernel``, the candidates from a Bvh over the
+    shapes' boxes (``shape_bounds_kernel``), grouped by world (the global shapes in group
+    *global_group*): the boxes of its world's group and of the global group that overlap
+    its own (a global shape: of the whole tree)."""
+    s = sim.tid()
+    count = point_count(s, shape_type[s], shape_mesh_count)
+    if count > 0:
+        X_ws, reach_s = shape_pose_and_reach(s, body_q, shape_type, shape_body,
+                                             shape_transform, shape_scale, shape_thickness,
+                                             shape_mesh_radius)
+        ws = shape_world[s]
+        lo = lowers[s]
+        hi = uppers[s]
+        for part in range(2):
+            root = -1
+            if ws >= 0:
+                group = ws
+                if part == 1:
+                    group = global_group
+                root = sim.bvh_get_group_root(bvh, group)
+            if (ws >= 0 and root >= 0) or (ws < 0 and part == 0):
+                for o in sim.bvh_query_aabb(bvh, lo, hi, root):
+                    if shapes_may_touch(s, o, shape_type, shape_body, shape_world,
+                                        shape_group, shape_collision, body_parent):
+                        shape_pair_contacts(
+                            s, o, count, X_ws, reach_s, body_q, shape_type, shape_body,
+                            shape_transform, shape_scale, shape_thickness, shape_source_ptr,
+                            shape_mesh_radius, shape_mesh_start, shape_mesh_points, margin,
+                            contact_max, contact_count, contact_shape0, contact_shape1,
+                            contact_point0, contact_point1, contact_normal,
+                            contact_thickness0, contact_thickness1)
 
 
 def rigid_contact_capacity(model):
     """Room for every contact ``collide`` may find: the contact points of each colliding
     body shape times the planes it may touch, and, for every pair of shapes that may
-    meet (one world, or one of them global), the contact points of both."""
+    meet (one world, or one of them global), the contact points of both (against at
+    most ``CONTACT_NEIGHBOURS`` others of its world)."""
     types = sim.to_numpy(model.shape_type)
     bodies = sim.to_numpy(model.shape_body)
     collision = sim.to_numpy(model.shape_shape_collision) != 0
@@ -629,7 +744,7 @@ def rigid_contact_capacity(model):
     for w in np.unique(worlds[solid & (worlds >= 0)]):
         mine = solid & (worlds == w)
         k_w, p_w = int(mine.sum()), int(points[mine].sum())
-        capacity += (k_w - 1) * p_w + k_g * p_w + k_w * p_g
+        capacity += min(k_w - 1, CONTACT_NEIGHBOURS) * p_w + k_g * p_w + k_w * p_g
     capacity += max(k_g - 1, 0) * p_g
     return capacity
 
@@ -661,20 +776,96 @@ def collide_rigid(model, state, contacts):
     if not (model.body_count and contacts.rigid_contact_max):
         return
     sim.launch(plane_contacts_kernel, dim=model.shape_count, inputs=[
-        state.body_q, model.shape_count, model.shape_type, model.shape_body,
+        state.body_q, plane_shapes(model), model.shape_type, model.shape_body,
         model.shape_transform, model.shape_scale, model.shape_thickness, model.shape_world,
         model.shape_shape_collision, *mesh_point_arrays(model), model.rigid_contact_margin,
         contacts.rigid_contact_max, *rigid_contact_arrays(contacts)])
-    sim.launch(shape_contacts_kernel, dim=model.shape_count, inputs=[
-        state.body_q, model.shape_count, model.shape_type, model.shape_body,
-        model.shape_transform, model.shape_scale, model.shape_thickness, model.shape_world,
-        model.shape_collision_group, model.shape_shape_collision, model.shape_world_start,
-        model.shape_world_end, model.shape_global, model.body_parent,
-        model.shape_source_ptr, model.shape_mesh_radius, *mesh_point_arrays(model),
-        model.rigid_contact_margin, contacts.rigid_contact_max,
-        *rigid_contact_arrays(contacts)])
-    if int(contacts.rigid_contact_count[0]) > contacts.rigid_contact_max:
+    mesh_arrays = [model.shape_source_ptr, model.shape_mesh_radius, *mesh_point_arrays(model)]
+    contact_arrays = [model.rigid_contact_margin, contacts.rigid_contact_max,
+                      *rigid_contact_arrays(contacts)]
+    if uses_bvh(model):
+        bvh, lowers, uppers, global_group = shape_bvh(model)
+        sim.launch(shape_bounds_kernel, dim=model.shape_count, inputs=[
+            state.body_q, model.shape_type, model.shape_body, model.shape_transform,
+            model.shape_scale, model.shape_thickness, model.shape_mesh_radius,
+            model.rigid_contact_margin, lowers, uppers])
+        bvh.rebuild()    # (a refit keeps the topology of the last build: the boxes move)
+        sim.launch(shape_contacts_bvh_kernel, dim=model.shape_count, inputs=[
+            bvh.id, global_group, lowers, uppers, state.body_q, model.shape_type,
+            model.shape_body, model.shape_transform, model.shape_scale, model.shape_thickness,
+            model.shape_world, model.shape_collision_group, model.shape_shape_collision,
+            model.body_parent, *mesh_arrays, *contact_arrays])
+    else:
+        sim.launch(shape_contacts_kernel, dim=model.shape_count, inputs=[
+            state.body_q, model.shape_count, model.shape_type, model.shape_body,
+            model.shape_transform, model.shape_scale, model.shape_thickness, model.shape_world,
+            model.shape_collision_group, model.shape_shape_collision, model.shape_world_start,
+            model.shape_world_end, model.shape_global, model.body_parent, *mesh_arrays,
+            *contact_arrays])
+    found = int(contacts.rigid_contact_count[0])
+    if found > contacts.rigid_contact_max:
         contacts.rigid_contact_count[0] = contacts.rigid_contact_max
+        warnings.warn(f"collide: {found} rigid contacts, room for {contacts.rigid_contact_max}: "
+                      "the rest are dropped (pass a larger rigid_contact_max to "
+                      "model.contacts())", RuntimeWarning, stacklevel=3)
+
+
+BVH_MIN_SHAPES = 32
+"""``rigid_broad_phase="auto"`` takes the Bvh when a world (or the global shapes) holds
+more shapes than this: below it, testing every pair of a world costs less than a refit
+and a tree walk per shape."""
+
+
+CONTACT_NEIGHBOURS = 64
+"""Room a shape gets for the contacts of its points against this many other shapes of
+its world (all of them in a smaller world): every pair of a world of thousands of shapes
+would need room for millions of contacts."""
+
+
+def plane_shapes(model):
+    """The indices of the model's static planes (made once)."""
+    planes = model.__dict__.get("_plane_shapes")
+    if planes is None:
+        types = sim.to_numpy(model.shape_type)
+        bodies = sim.to_numpy(model.shape_body)
+        planes = model._xp.asarray(np.flatnonzero((types == PLANE) & (bodies < 0))
+                                   .astype(np.int32))
+        model.__dict__["_plane_shapes"] = planes              # (no version bump)
+    return planes
+
+
+def uses_bvh(model):
+    """Whether ``collide`` finds shape pairs through the Bvh (``model.rigid_broad_phase``:
+    "bvh", "pairs" or "auto")."""
+    choice = model.rigid_broad_phase
+    if choice not in ("auto", "bvh", "pairs"):
+        raise ValueError(f"collide: model.rigid_broad_phase must be 'auto', 'bvh' or 'pairs', "
+                         f"got {choice!r}")
+    if choice != "auto":
+        return choice == "bvh"
+    largest = model.__dict__.get("_largest_shape_span")
+    if largest is None:
+        spans = sim.to_numpy(model.shape_world_end) - sim.to_numpy(model.shape_world_start)
+        largest = max(int(spans.max(initial=0)), int(model.shape_global.shape[0]))
+        model.__dict__["_largest_shape_span"] = largest       # (no version bump)
+    return largest > BVH_MIN_SHAPES
+
+
+def shape_bvh(model):
+    """(the model's Bvh over its shapes' boxes, grouped by world with the global shapes
+    in group ``num_worlds``, its lower and upper corners, that group), made once; the
+    caller fills the corners and rebuilds it."""
+    entry = model.__dict__.get("_shape_bvh")
+    if entry is None:
+        xp = model._xp
+        n = model.shape_count
+        lowers = xp.zeros((n, 3), dtype=np.float32)
+        uppers = xp.zeros((n, 3), dtype=np.float32)
+        worlds = sim.to_numpy(model.shape_world)
+        groups = np.where(worlds < 0, model.num_worlds, worlds).astype(np.int32)
+        bvh = sim.Bvh(lowers, uppers, groups=xp.asarray(groups))
+        entry = model.__dict__["_shape_bvh"] = (bvh, lowers, uppers, model.num_worlds)
+    return entry
 
 
 def mesh_point_arrays(model):
