@@ -472,3 +472,14 @@ def test_verify_fp_compiles_for_cuda(verify_fp, offline_cuda):
     assert fp_stores.compile("cuda", arrays, cc=(7, 5))
     assert "vprintf" in fp_stores.inspect("cuda", "llvm", arrays, cc=(7, 5)) if hasattr(
         fp_stores, "inspect") else True
+
+
+def test_too_many_indices_into_an_array_view_is_warps_error():
+    @sim.kernel
+    def assign_view(out: sim.array(dtype=sim.mat44, ndim=2)):
+        out[0][2, 2] = 6.0  # out[0] is a row of matrices: [2, 2] indexes it, not a matrix
+
+    with pytest.raises(sim.WarpCodegenError,
+                       match="Incorrect number of indices specified for array indexing: 2 for "
+                             "an array of 1 dims"):
+        sim.launch(assign_view, dim=(1, 1), outputs=[np.zeros((1, 1, 4, 4), np.float32)])

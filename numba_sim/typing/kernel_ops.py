@@ -225,6 +225,11 @@ class StoreItem(AbstractTemplate):
         if isinstance(container, (ValueType,)):
             return signature(container, container, index,
                              checked_component(self.context, container, index, value))
+        if isinstance(container, types.Array) and isinstance(index, types.BaseTuple) \
+                and len(index) > container.ndim \
+                and all(isinstance(i, types.Integer) for i in index):  # Warp's sentence
+            raise TypingError(f"Incorrect number of indices specified for array indexing: "
+                              f"{len(index)} for an array of {container.ndim} dims")
         sig = self.context.resolve_function_type(operator.setitem, args, {})
         if sig is None:
             return None
