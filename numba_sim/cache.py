@@ -353,6 +353,26 @@ def attach(dispatcher, function, kernel, target, *variant):
     return dispatcher
 
 
+def attach_graph(dispatcher, function, source, launchers):
+    """Give the replay of a CPU graph (``launch_capture``: generated *source* calling the
+    compiled *launchers*) the fingerprinted disk cache: its fingerprint is the package's,
+    the replay's source (the launches, their order and their dims) and every launcher's
+    own fingerprint, so editing any kernel of the graph recompiles it.  Not cached when a
+    launcher has no fingerprint (the cache is off, or it was not compiled by numba_sim)."""
+    parts = [getattr(d.py_func, "__numba_sim_fingerprint__", None) for d in launchers]
+    if not enabled() or not all(parts):
+        return dispatcher
+    digest = hashlib.sha256()
+    for part in (package_fingerprint(), "cpu graph", source, *parts):
+        digest.update(part.encode())
+    function.__numba_sim_fingerprint__ = digest.hexdigest()
+    function.__numba_sim_raises__ = any(getattr(d.py_func, "__numba_sim_raises__", True)
+                                        for d in launchers)
+    function.__numba_sim_kernel_name__ = f"cpu_graph_of_{len(launchers)}_launches"
+    dispatcher._cache = _cpu_cache_class()(function)
+    return dispatcher
+
+
 # --------------------------------------------------------------------------
 # Inspection and clearing (python -m numba_sim info / cache clear)
 

@@ -21,7 +21,7 @@ import threading
 
 import numba
 
-from numba_sim import arrays, cuda_runtime, launch_bounds, structure_ids
+from numba_sim import arrays, cache, cuda_runtime, launch_bounds, structure_ids
 from numba_sim.spatial import common as spatial_common
 
 _recording = threading.local()
@@ -231,10 +231,11 @@ class CpuGraph:
         Each distinct argument object becomes one parameter of the replay (arrays are unboxed
         once per replay, however many launches use them); dims are constants.
         """
-        namespace, parameters, lines, arguments = {}, {}, [], []
+        namespace, parameters, lines, arguments, dispatchers = {"__name__": __name__}, {}, [], [], []
         for k, (launcher, dims, count, bound) in enumerate(steps):
             dispatcher = launcher.dispatcher_for(count)  # the current serial/parallel choice
             namespace[f"launcher{k}"] = dispatcher
+            dispatchers.append(dispatcher)
             names = []
             for value in bound:
                 name = parameters.get(id(value))
@@ -247,7 +248,10 @@ class CpuGraph:
             + "\n".join(lines) + "\n"
         exec(compile(source, f"<numba_sim CPU graph of {len(steps)} launches>", "exec"),
              namespace)
-        return numba.njit(namespace["replay"]), tuple(arguments)
+        # on disk like the kernels: a frame graph of a large model compiles for seconds
+        replay = cache.attach_graph(numba.njit(namespace["replay"]), namespace["replay"],
+                                    source, dispatchers)
+        return replay, tuple(arguments)
 
 
 @contextlib.contextmanager

@@ -233,3 +233,66 @@ def _run_in_subprocess(code, environment):
                             timeout=300)
     assert result.returncode == 0, result.stderr
     return ":".join(result.stdout.strip().split(":")[:2])
+
+
+GRAPH_KERNELS = """
+import numba_sim as sim
+
+FACTOR = {factor}
+
+@sim.kernel
+def add_one(x: sim.array(dtype=float)):
+    i = sim.tid()
+    x[i] = x[i] + 1.0
+
+@sim.kernel
+def scale(x: sim.array(dtype=float)):
+    i = sim.tid()
+    x[i] = x[i] * FACTOR
+"""
+
+GRAPH = """
+import sys, numpy as np, numba.core.dispatcher as dispatcher
+import numba_sim as sim
+sys.path.insert(0, sys.argv[1])
+if "--no-compile" in sys.argv:
+    def refuse(self, *args, **kwargs):
+        raise AssertionError(f"compiled {self.py_func} in a process that should load everything")
+    dispatcher._FunctionCompiler._compile_core = refuse
+import graph_kernels as k
+x = np.zeros(8, np.float32)
+with sim.capture("cpu") as graph:
+    sim.launch(k.add_one, dim=8, inputs=[x])
+    sim.launch(k.scale, dim=8, inputs=[x])
+    sim.launch(k.add_one, dim=8, inputs=[x])
+graph.launch()
+print(x[3])
+"""
+
+
+def test_cpu_graph_replays_load_from_the_cache_and_edits_invalidate(tmp_path):
+    """A captured CPU graph's replay (one compiled call of its launches, the physics
+    solvers' frame graphs) is cached like a kernel: a warm process compiles nothing; an
+    edit of one of its kernels recompiles the replay, never a stale copy of that kernel."""
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "graph_kernels.py").write_text(GRAPH_KERNELS.format(factor=2.0))
+    script = tmp_path / "graph.py"
+    script.write_text(GRAPH)
+    environment = dict(os.environ, NUMBA_SIM_CACHE_DIR=str(tmp_path / "cache"),
+                       PYTHONDONTWRITEBYTECODE="1")
+
+    def run(*flags):
+        result = subprocess.run([sys.executable, str(script), str(code), *flags],
+                                capture_output=True, text=True, env=environment, timeout=300)
+        assert result.returncode == 0, result.stderr
+        assert "unreadable" not in result.stderr, result.stderr
+        return float(result.stdout.strip())
+
+    assert run() == 3.0
+    assert run("--no-compile") == 3.0
+    assert any(name.startswith("cpu_graph_of_3_launches")
+               for name in os.listdir(tmp_path / "cache" / "cpu"))
+    (code / "graph_kernels.py").write_text(GRAPH_KERNELS.format(factor=5.0))
+    assert run() == 6.0
+    assert run("--no-compile") == 6.0
