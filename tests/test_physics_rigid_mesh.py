@@ -204,3 +204,19 @@ def tilt(q):
     from numba_sim.physics.checks import quat_rotate
     z = quat_rotate(np.asarray(q, dtype=np.float64), np.array([0.0, 0.0, 1.0]))
     return math.acos(min(1.0, float(z[2])))
+
+
+def test_a_box_rests_on_an_open_two_triangle_floor():
+    """A static open mesh (a 2 m quad, wound to face up) is a floor: its closest points
+    need no closed volume; the box rests on its corners at its half height."""
+    quad = np.array([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], dtype=np.float32)
+    b = physics.ModelBuilder(gravity=-G)
+    b.add_shape_mesh(-1, mesh=physics.Mesh(quad, [[0, 1, 2], [0, 2, 3]]))
+    body = b.add_body(xform=((0.1, 0.2, 0.06), None))
+    b.add_shape_box(body, hx=0.05, hy=0.05, hz=0.05)
+    model = b.finalize()
+    state, _ = settle(model, physics.SolverXPBD(model), seconds=1.0)
+    assert state.body_q[0, 2] == pytest.approx(0.05, abs=1e-4)
+    assert np.abs(state.body_qd[0]).max() < 1e-3
+    with pytest.raises(ValueError, match="Mesh: vertices must hold at least 3 points, got 2"):
+        physics.Mesh(quad[:2], [[0, 1, 1]])

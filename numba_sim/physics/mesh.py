@@ -41,9 +41,10 @@ def mesh_mass_properties(vertices, triangles):
 
 class Mesh:
     """A triangle mesh shape: ``vertices`` ((n, 3)) and ``indices`` ((m, 3) or flat 3 m,
-    into the vertices), closed and wound counter-clockwise seen from outside for mass
-    properties and inside/outside queries (warp.sim's ``sim.Mesh``; ``is_solid=False``
-    is not supported: a mesh shape is solid).
+    into the vertices); closed and wound counter-clockwise seen from outside for a body's
+    mass and for inside/outside (an open surface, such as static terrain, still gives
+    closest points) (warp.sim's ``sim.Mesh``; ``is_solid=False`` is not supported: a mesh
+    on a body is solid).
 
     ``volume``, ``com`` and ``inertia`` (about ``com``) are those of the solid for
     density 1 (warp.sim's ``mass``, ``com``, ``I``); ``add_shape_mesh`` scales them.
@@ -52,13 +53,12 @@ class Mesh:
     def __init__(self, vertices, indices, compute_inertia=True, is_solid=True):
         call = "Mesh"
         self.vertices = checks.points(call, "vertices", vertices)
-        if len(self.vertices) < 4:
-            raise ValueError(f"{call}: vertices must hold at least 4 points (a closed mesh), "
-                             f"got {len(self.vertices)}")
+        if len(self.vertices) < 3:
+            raise ValueError(f"{call}: vertices must hold at least 3 points, got "
+                             f"{len(self.vertices)}")
         self.indices = checks.indices(call, "indices", indices, 3, len(self.vertices))
-        if len(self.indices) < 4:
-            raise ValueError(f"{call}: indices must hold at least 4 triangles (a closed "
-                             f"mesh), got {len(self.indices)}")
+        if len(self.indices) < 1:
+            raise ValueError(f"{call}: indices must hold at least one triangle")
         if not is_solid:
             raise ValueError(f"{call}: is_solid=False (a thin shell) is not supported; "
                              "mesh shapes are solid")
