@@ -130,18 +130,14 @@ def run(name, device, frames, out):
     defaults = DEMO_DEFAULTS[name]
     frames = defaults.frames if frames is None else frames
     out = out or _default_out(name, frames)
-    usd = out.lower().endswith(USD_EXTENSIONS)
     animate = out.lower().endswith(".gif")
     start = time.perf_counter()
     example = example_class(device=device, **defaults.options)
-    recorded = [example.positions()] if animate else []
-    viewer = None
-    if usd:
-        from numba_sim.physics.viewer import ViewerUSD
-
-        viewer = ViewerUSD(out, fps=getattr(example, "fps", 60))
+    viewer = _physics_viewer(name, out, example_class.title)
+    if viewer is not None:  # the physics demos draw (or write) their model through a viewer
         viewer.set_model(example.model)
         _log(viewer, example)
+    recorded = [example.positions()] if animate and viewer is None else []
     step_times = []
     for _ in tqdm(range(frames), desc=f"{name} on {device}", unit="frame"):
         frame_start = time.perf_counter()
@@ -149,18 +145,19 @@ def run(name, device, frames, out):
         if device != "cpu":
             numba_sim.synchronize()
         step_times.append(time.perf_counter() - frame_start)
-        if animate:
-            recorded.append(example.positions())
         if viewer is not None:
             _log(viewer, example)
-    title = f"{example_class.title}, t = {example.sim_time:.2f} s"
-    triangles = example.triangles() if hasattr(example, "triangles") else None
+        elif animate:
+            recorded.append(example.positions())
     if viewer is not None:
         viewer.close()
     elif animate:
-        render.save_animation(recorded, out, title=example_class.title, triangles=triangles)
+        render.save_animation(recorded, out, title=example_class.title,
+                              triangles=getattr(example, "triangles", lambda: None)())
     else:
-        render.save_picture(example.positions(), out, title=title, triangles=triangles)
+        render.save_picture(example.positions(), out,
+                            title=f"{example_class.title}, t = {example.sim_time:.2f} s",
+                            triangles=getattr(example, "triangles", lambda: None)())
     out = os.path.abspath(out)
     steady = sorted(step_times[1:])[len(step_times[1:]) // 2] if len(step_times) > 1 else step_times[0]
     print(f"{frames} frames in {time.perf_counter() - start:.1f} s (first frame, with compilation: "
@@ -168,8 +165,20 @@ def run(name, device, frames, out):
     return out
 
 
+def _physics_viewer(name, out, title):
+    """The viewer a physics demo writes *out* with (USD, GIF or PNG); None for the other
+    demos, which draw their particles themselves."""
+    if name not in PHYSICS_DEMOS:
+        return None
+    from numba_sim.physics.viewer import ViewerImages, ViewerUSD
+
+    if out.lower().endswith(USD_EXTENSIONS):
+        return ViewerUSD(out, fps=60)
+    return ViewerImages(out, fps=15, title=title)
+
+
 def _log(viewer, example):
-    """One USD frame of a physics demo's current state."""
+    """One frame of a physics demo's current state."""
     viewer.begin_frame(example.sim_time)
     viewer.log_state(example.states[0])
     viewer.end_frame()

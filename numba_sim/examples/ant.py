@@ -3,6 +3,8 @@ on the ground, its eight hinges driven by sinusoidal position targets in a trott
 pattern (diagonal legs together); ``physics.SolverXPBD`` with 16 substeps a frame.
 
     numba-sim run ant [--device cpu|cuda] [--frames N] [--out ant.gif|ant.png|ant.usd]
+
+Drawn (and written to USD) by ``physics.viewer``, as every physics demo is.
 """
 
 import math
@@ -14,8 +16,6 @@ import numba_sim as sim
 from numba_sim import physics
 from numba_sim.examples import get_asset_directory
 from numba_sim.examples.physics_demo import PhysicsDemo
-from numba_sim.physics.viewer.images import to_y_up
-from numba_sim.physics.viewer.shapes import BodyGeometry
 
 
 def _assign(target, values):
@@ -47,8 +47,6 @@ class Example(PhysicsDemo):
             else:
                 self.gait.append((actuator.dof, ankle_bend, ankle_amplitude, phase + 0.5 * math.pi))
         self.gait_hz = gait_hz
-        self.geometry = BodyGeometry(model, sim.to_numpy)
-        self.rotation = to_y_up(model.up_axis)
 
     def step(self):
         angle = 2.0 * math.pi * self.gait_hz * self.sim_time
@@ -61,11 +59,3 @@ class Example(PhysicsDemo):
         """The torso's transform (p, q xyzw), NumPy."""
         return np.array(sim.to_numpy(self.states[0].body_q)[self.imported.bodies["torso"]],
                         dtype=np.float64)
-
-    def positions(self):
-        """The vertices of every body's shapes (world, turned y-up for the pictures)."""
-        body_q = sim.to_numpy(self.states[0].body_q)
-        return self.geometry.world(body_q) @ self.rotation.T
-
-    def triangles(self):
-        return self.geometry.triangles

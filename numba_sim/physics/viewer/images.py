@@ -82,7 +82,10 @@ class ViewerImages(Viewer):
             self.written.append(path)
 
     def _view(self, scenes):
-        sets = [s for scene in scenes for s in scene if len(s)]
+        """A camera on everything above the ground (what is below it is hidden by it: a
+        static sphere half in the ground does not stretch the colour scale)."""
+        sets = [np.column_stack([s[:, 0], np.maximum(s[:, 1], 0.0), s[:, 2]])
+                for scene in scenes for s in scene if len(s)]
         return raster.View.fitted(*sets) if sets else raster.View.fitted(np.zeros((1, 3)))
 
     def _draw(self, scene, view, frame):
