@@ -483,3 +483,45 @@ def test_too_many_indices_into_an_array_view_is_warps_error():
                        match="Incorrect number of indices specified for array indexing: 2 for "
                              "an array of 1 dims"):
         sim.launch(assign_view, dim=(1, 1), outputs=[np.zeros((1, 1, 4, 4), np.float32)])
+
+
+# --------------------------------------------------------------------------
+# The generator: Warp's test modules imported by package or named by their path
+
+
+def _port_tool():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    if "port_warp_tests" not in sys.modules:
+        path = Path(__file__).resolve().parent.parent / "tools" / "port_warp_tests.py"
+        spec = importlib.util.spec_from_file_location("port_warp_tests", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["port_warp_tests"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["port_warp_tests"]
+
+
+def test_test_module_paths_and_package_imports_are_ported():
+    port = _port_tool()
+    source = ('import importlib\nimport sys\n'
+              'from warp.tests import aux_test_square as square\n'
+              'm = importlib.import_module("warp.tests.aux_test_unresolved_func")\n'
+              'del sys.modules["warp.tests.aux_test_unresolved_func"]\n'
+              'message = "warp.tests.aux_test_square failed"\n'
+              'other = "warp.tests.aot.aux_test_hash_reload"\n')
+    text, counts = port.rewrite_source(source)
+    assert "from warp_suite import aux_test_square as square" in text
+    assert 'import_module("warp_suite.aux_test_unresolved_func")' in text
+    assert 'sys.modules["warp_suite.aux_test_unresolved_func"]' in text
+    assert '"warp.tests.aux_test_square failed"' in text  # a message keeps Warp's words
+    assert '"warp.tests.aot.aux_test_hash_reload"' in text  # not one module of the suite
+    assert counts["warp_test_package_imports"] == 1
+
+
+def test_compat_user_modules_are_numba_sims_modules_by_name():
+    from warp_suite import _warp_compat as wpc
+
+    modules = wpc.warp_module("_src").context.user_modules
+    assert modules[__name__] is sim.get_module(__name__)

@@ -185,6 +185,8 @@ REWRITES = (
      "Warp's geometry/matrix test helpers -> their ported copies"),
     ("warp_test_modules", r"\bwarp\.tests\.(\w+)\b", r"warp_suite.\1",
      "warp.tests.<module> (auxiliary modules, other test files) -> its ported copy"),
+    ("warp_test_package_imports", r"^([ \t]*)from warp\.tests import\b", r"\1from warp_suite import",
+     "from warp.tests import <module> -> from warp_suite import <its ported copy>"),
     ("import_warp_as_wp", r"^([ \t]*)import warp as wp\b.*$",
      r"\1import numba_sim as sim\n\1from warp_suite import _warp_compat as wpc",
      "import warp as wp -> import numba_sim as sim (+ the compat module as wpc)"),
@@ -408,17 +410,25 @@ def _offset(lines, offsets, lineno, byte_column):
     return offsets[lineno - 1] + len(line.encode()[:byte_column].decode())
 
 
+MODULE_PATH_STRING = re.compile(r"""(["'])warp\.tests\.\w+\1""")
+"""A string literal that is the path of one of Warp's test modules (``importlib.import_module(
+"warp.tests.aux_test_unresolved_func")``, ``sys.modules[...]``): it names a module as code
+does, so the line rewrites apply inside it (its ported copy)."""
+
+
 def _protect_strings(source):
     """*source* with every string literal replaced by a numbered placeholder (the line
     rewrites apply to code only: messages and docstrings keep Warp's names), except the
-    string annotations of functions, which are code (`_string_annotations`)."""
+    string annotations of functions, which are code (`_string_annotations`), and the paths
+    of Warp's test modules (`MODULE_PATH_STRING`)."""
     lines = source.splitlines(keepends=True)
     offsets = _line_offsets(source)
     annotations = _string_annotations(source, lines, offsets)
     spans = [(offsets[tok.start[0] - 1] + tok.start[1], offsets[tok.end[0] - 1] + tok.end[1])
              for tok in tokenize.generate_tokens(iter(lines).__next__)
              if tok.type == tokenize.STRING]
-    spans = [span for span in spans if span not in annotations]
+    spans = [span for span in spans if span not in annotations
+             and not MODULE_PATH_STRING.fullmatch(source[span[0]:span[1]])]
     strings, parts, pos = [], [], 0
     for start, end in spans:
         parts.append(source[pos:start])

@@ -438,6 +438,7 @@ for _name in ("WarpCodegenError", "WarpCodegenTypeError", "WarpCodegenValueError
     # Warp's kernel compile errors, which numba_sim raises under the same names
     _TYPE_TABLES[f"warp._src.codegen.{_name}"] = getattr(sim, _name)
 _TYPE_TABLES["warp._src.types.Reference"] = sim.ref  # the class of wp.ref[T] annotations
+_TYPE_TABLES["warp._src.context.user_modules"] = _sim_kernel.KernelModule._named  # by name
 _TYPE_TABLES["warp._src.utils.map_cache"] = _map_kernels.map_cache  # wp.map's kernel cache
 _TYPE_TABLES["warp._src.types.check_array_shape"] = _arrays.check_array_shape  # shape limits
 _TYPE_TABLES["warp._src.utils.check_p2p"] = (  # Warp's host check that peer-to-peer works

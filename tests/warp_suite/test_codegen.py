@@ -43,8 +43,8 @@ from unittest import mock
 import numba_sim as sim
 from warp_suite import _warp_compat as wpc
 codegen, = wpc.warp_internal('warp._src', 'codegen')
-from warp.tests import aux_test_array_slot_operators as slot_operators
-from warp.tests import aux_test_extract_source_patterns as patterns
+from warp_suite import aux_test_array_slot_operators as slot_operators
+from warp_suite import aux_test_extract_source_patterns as patterns
 from warp_suite.aux_test_extract_source_patterns import contains_truncating_string
 from warp_suite._warp_compat import *
 
@@ -567,7 +567,7 @@ def test_unresolved_func(test, device):
     load. The bad fixture is imported only for this test so it can be removed from Warp's user module registry before
     later force-load checks.
     """
-    unresolved_func_module = importlib.import_module("warp.tests.aux_test_unresolved_func")
+    unresolved_func_module = importlib.import_module("warp_suite.aux_test_unresolved_func")
     unresolved_func_kernel = unresolved_func_module.unresolved_func_kernel
 
     # ensure that an appropriate exception is raised when the bad module gets loaded
@@ -576,8 +576,8 @@ def test_unresolved_func(test, device):
 
     # remove all references to the bad module so that subsequent calls to sim.force_load()
     # won't try to load it unless we explicitly re-import it again
-    del wpc.warp_module('_src').context.user_modules["warp.tests.aux_test_unresolved_func"]
-    del sys.modules["warp.tests.aux_test_unresolved_func"]
+    del wpc.warp_module('_src').context.user_modules["warp_suite.aux_test_unresolved_func"]
+    del sys.modules["warp_suite.aux_test_unresolved_func"]
 
 
 def test_unresolved_symbol(test, device):
@@ -587,7 +587,7 @@ def test_unresolved_symbol(test, device):
     load. The bad fixture is imported only for this test so it can be removed from Warp's user module registry before
     later force-load checks.
     """
-    unresolved_symbol_module = importlib.import_module("warp.tests.aux_test_unresolved_symbol")
+    unresolved_symbol_module = importlib.import_module("warp_suite.aux_test_unresolved_symbol")
     unresolved_symbol_kernel = unresolved_symbol_module.unresolved_symbol_kernel
 
     # ensure that an appropriate exception is raised when the bad module gets loaded
@@ -596,8 +596,8 @@ def test_unresolved_symbol(test, device):
 
     # remove all references to the bad module so that subsequent calls to sim.force_load()
     # won't try to load it unless we explicitly re-import it again
-    del wpc.warp_module('_src').context.user_modules["warp.tests.aux_test_unresolved_symbol"]
-    del sys.modules["warp.tests.aux_test_unresolved_symbol"]
+    del wpc.warp_module('_src').context.user_modules["warp_suite.aux_test_unresolved_symbol"]
+    del sys.modules["warp_suite.aux_test_unresolved_symbol"]
 
 
 def test_invalid_namespace_path(test, device):

@@ -327,7 +327,7 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
     The bad kernel must be in a separate module, otherwise the current module would fail to load. Import the bad
     fixture only for this test so it can be removed from Warp's user module registry before later force-load checks.
     """
-        unequal_types_module = importlib.import_module("warp.tests.aux_test_conditional_unequal_types_kernels")
+        unequal_types_module = importlib.import_module("warp_suite.aux_test_conditional_unequal_types_kernels")
         unequal_types_kernel = unequal_types_module.unequal_types_kernel
 
         with test.assertRaises(TypeError):
@@ -335,8 +335,8 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
 
         # remove all references to the bad module so that subsequent calls to sim.force_load()
         # won't try to load it unless we explicitly re-import it again
-        del wpc.warp_module('_src').context.user_modules["warp.tests.aux_test_conditional_unequal_types_kernels"]
-        del sys.modules["warp.tests.aux_test_conditional_unequal_types_kernels"]
+        del wpc.warp_module('_src').context.user_modules["warp_suite.aux_test_conditional_unequal_types_kernels"]
+        del sys.modules["warp_suite.aux_test_conditional_unequal_types_kernels"]
 except Exception as _error:
     test_conditional_unequal_types = wpc.failed_definition('test_conditional_unequal_types', _error)
 

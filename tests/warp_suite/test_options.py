@@ -279,7 +279,7 @@ class TestOptions(unittest.TestCase):
 
     def test_set_module_options_via_runpy(self):
         """Verify that set_module_options/get_module_options should work when the calling module is run via runpy."""
-        namespace = runpy.run_module("warp.tests.aux_test_options_runpy", run_name="__main__")
+        namespace = runpy.run_module("warp_suite.aux_test_options_runpy", run_name="__main__")
         self.assertTrue(namespace["_result"]["success"])
         self.assertFalse(namespace["_result"]["enable_backward"])
 
@@ -292,7 +292,7 @@ class TestOptions(unittest.TestCase):
         (matching ``@wp.kernel``'s use of ``f.__module__``), not the
         pre-imported module.
         """
-        mod_name = "warp.tests.aux_test_options_runpy"
+        mod_name = "warp_suite.aux_test_options_runpy"
 
         # Pre-import the module so it exists in sys.modules under its real name,
         # simulating what happens with ``python -m pkg.examples example_name``.
