@@ -176,7 +176,9 @@ def forward_kinematics(m: ArticulationModel, first: int, last: int, joint_q: FLO
             w = s_v_w[parent]
             v = s_v_v[parent]
         # a D6's rotation centre and its angular axes turned by the rotations before them
-        centre = sim.transform_point(X_wj, sim.transform_get_translation(X_j))
+        centre = p
+        if jtype == D6:
+            centre = sim.transform_point(X_wj, sim.transform_get_translation(X_j))
         turned = q_wj
         for i in range(n):
             sw = sim.vec3()
@@ -237,7 +239,7 @@ def body_inertia_world(m: ArticulationModel, b: int, X: sim.transform):
         C * sim.transpose(C) * mass
 
 
-@sim.func
+@sim.func(inline=True)
 def mass_matrix(m: ArticulationModel, scratch: ArticulationScratch, a: int):
     """Articulation *a*'s joint-space mass matrix into ``scratch.H`` at its
     ``H_start``, by the composite-rigid-body algorithm: ``H_ij = S_i . (I^c S_j)`` along
