@@ -220,3 +220,19 @@ def test_a_box_rests_on_an_open_two_triangle_floor():
     assert np.abs(state.body_qd[0]).max() < 1e-3
     with pytest.raises(ValueError, match="Mesh: vertices must hold at least 3 points, got 2"):
         physics.Mesh(quad[:2], [[0, 1, 1]])
+
+
+def test_a_box_mesh_rests_at_the_penalty_equilibrium_semi_implicit():
+    """Its 4 lower vertices on the ground (semi-implicit): ``h - m g / (4 ke)``, flat, at
+    rest."""
+    b = physics.ModelBuilder(gravity=-G)
+    b.add_ground_plane()
+    body = b.add_body(xform=((0.0, 0.0, 0.06), None))
+    b.add_shape_mesh(body, mesh=physics.Mesh(*cube(0.5)), scale=(0.2, 0.2, 0.1))
+    model = b.finalize()
+    state, contacts = settle(model, physics.SolverSemiImplicit(model), seconds=2.0)
+    ke = 1.0e5                                        # the shapes' default material
+    depth = float(model.body_mass[0]) * G / (4 * ke)
+    assert state.body_q[0, 2] == pytest.approx(0.05 - depth, abs=2e-6)
+    assert np.abs(state.body_qd[0]).max() < 1e-3
+    assert tilt(state.body_q[0, 3:]) < 1e-3
