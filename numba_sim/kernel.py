@@ -87,6 +87,7 @@ class Func(CPUDispatcher):
         cached = self.__dict__.get("_cuda_dispatcher")
         if cached is None:
             targetoptions = dict(self.targetoptions, device=True)
+            targetoptions.pop("no_cpython_wrapper", None)  # a CPU option
             targetoptions.setdefault("debug", False)
             targetoptions.setdefault("opt", True)
             cached = self._cuda_dispatcher = _cuda_func_class()(self.py_func, targetoptions)
@@ -167,7 +168,9 @@ def func(fn=None, **options):
         return lambda fn: func(fn, **options)
     redefinition.note_definition(fn)
     body = kernel_language.rewrite(fn, is_kernel=False)
-    targetoptions = {"nopython": True, "boundscheck": None}
+    # no CPython wrapper: compiled code calls a func, Python runs it as Python (__call__), so
+    # a func may return what Python cannot hold (a local array of structs: Warp's fixedarray)
+    targetoptions = {"nopython": True, "boundscheck": None, "no_cpython_wrapper": True}
     if inline:  # WARP_FUNC_OPTIONS
         targetoptions["inline"] = "always"
     dispatcher = Func(body, locals={}, targetoptions=targetoptions)

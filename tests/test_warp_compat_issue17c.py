@@ -525,3 +525,35 @@ def test_compat_user_modules_are_numba_sims_modules_by_name():
 
     modules = wpc.warp_module("_src").context.user_modules
     assert modules[__name__] is sim.get_module(__name__)
+
+
+# --------------------------------------------------------------------------
+# A func may return a local array of structs (no CPython wrapper: Python runs it as Python)
+
+
+@sim.struct
+class Slot:
+    offset: int
+    dist: float
+
+
+@sim.func
+def slots():
+    arr = sim.zeros(shape=(2, 3), dtype=Slot)
+    for i in range(2):
+        for j in range(3):
+            arr[i][j].offset = i * 3 + j
+            arr[i][j].dist = float(arr[i][j].offset) / 5.0
+    return arr
+
+
+@sim.kernel
+def read_slots(out: sim.array(dtype=float)):
+    arr = slots()
+    out[0] = arr[1][2].dist + float(arr[0][1].offset)
+
+
+def test_a_func_returns_a_local_array_of_structs():
+    out = np.zeros(1, np.float32)
+    sim.launch(read_slots, dim=1, inputs=[out])
+    assert out[0] == np.float32(1.0) + 1.0
