@@ -230,6 +230,27 @@ def _with_overloads(fn, dispatcher):
     return dispatcher
 
 
+class KernelRecord:
+    """What numba_sim records of a kernel's source when it is rewritten, under the names of
+    Warp's ``Adjoint`` (``kernel.adj``): ``source``, ``fun_name``, ``filename``,
+    ``resolved_static_expressions`` (each ``sim.static`` expression evaluated then, by its
+    source, -> its value) and ``has_unresolved_static_expressions`` (one read a local
+    variable: it stays an expression evaluated when the kernel runs).  Warp's generated code
+    (``blocks``, ``build()``) has no counterpart: numba_sim generates none."""
+
+    def __init__(self, kernel):
+        fn = kernel.py_func
+        self.fun_name = fn.__name__
+        self.filename = fn.__code__.co_filename
+        try:
+            self.source = inspect.getsource(fn)
+        except (OSError, TypeError):
+            self.source = None
+        statics = getattr(kernel.body, "__sim_statics__", ({}, False))
+        self.resolved_static_expressions = dict(statics[0])
+        self.has_unresolved_static_expressions = statics[1]
+
+
 class KernelModule:
     """Warp's ``wp.Module`` (``kernel.module``, ``sim.get_module(name)``): the kernels of a
     Python module (one per name; ``@sim.kernel(module="unique")`` makes one per kernel) and
@@ -437,6 +458,12 @@ class Kernel:
 
     def __repr__(self):
         return f"<numba_sim kernel {self.key}>"
+
+    @property
+    def adj(self):
+        """Warp's ``kernel.adj`` (its code-generation record), as far as numba_sim has one:
+        :class:`KernelRecord`."""
+        return KernelRecord(self)
 
     def body_for(self, mode, target="cpu"):
         """The kernel-language body compiled in *mode* ("release" or "debug") for *target*;

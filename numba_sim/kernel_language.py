@@ -356,6 +356,10 @@ class _KernelRewriter(ast.NodeTransformer):
         self.constants = {}
         self.literals = {}
         self.bound_calls = {}
+        self.resolved_statics = {}
+        """``sim.static`` expression (its source) -> its value, as Warp's adjoint records them."""
+        self.deferred_statics = False
+        """Whether a ``sim.static`` read a local variable and stayed an ordinary expression."""
         self.function_locals = {}
         self.truth_arrays = None  # the array parameters, read when a condition needs them
         self.return_annotation = _MISSING  # a func's, read at its first return
@@ -843,6 +847,7 @@ class _KernelRewriter(ast.NodeTransformer):
                 # the expression reads a local variable that is no literal constant: Warp
                 # evaluates it from the variable's type when it generates code; here it
                 # stays an ordinary expression, evaluated when the kernel runs
+                self.deferred_statics = True
                 return self.visit(node.args[0])
             raise _error(f"Error evaluating static expression: {e}. Make sure all variables "
                          f"used in the static expression are constant.", self.fn, node) from e
@@ -857,6 +862,7 @@ class _KernelRewriter(ast.NodeTransformer):
             raise _error(f"Static expression returns an unsupported value: {problem} while "
                          f"evaluating the following code generated from the static "
                          f"expression:\n{ast.unparse(node.args[0])}", self.fn, node)
+        self.resolved_statics[ast.unparse(node.args[0])] = value
         if type(value) in (bool, int, float, str):
             return self.visit_Constant(ast.copy_location(ast.Constant(value), node))
         name = f"__sim_static_{len(self.helpers)}"
@@ -1403,7 +1409,9 @@ def rewrite(fn, is_kernel, debug=False, target="cpu", verify_fp=False):
     definition = rewriter.visit(definition)
     if is_kernel:
         definition.args.args.insert(0, ast.arg(arg=TID_PARAMETER))
-    return _compile_like(fn, definition, rewriter.helpers)
+    rewritten = _compile_like(fn, definition, rewriter.helpers)
+    rewritten.__sim_statics__ = (rewriter.resolved_statics, rewriter.deferred_statics)
+    return rewritten
 
 
 def _compile_like(fn, definition, helpers=None):

@@ -557,3 +557,40 @@ def test_a_func_returns_a_local_array_of_structs():
     out = np.zeros(1, np.float32)
     sim.launch(read_slots, dim=1, inputs=[out])
     assert out[0] == np.float32(1.0) + 1.0
+
+
+# --------------------------------------------------------------------------
+# kernel.adj: the record of the kernel's source and its sim.static expressions
+
+
+def test_kernel_record_of_static_expressions():
+    evaluations = []
+
+    def inner():
+        evaluations.append(1)
+        return 3.0
+
+    @sim.kernel
+    def k(a: sim.array(dtype=float)):
+        tid = sim.tid()
+        a[tid] = sim.static(1.0 + sim.static(inner()))
+        s = float(0.0)
+        for i in range(2):
+            s += sim.static(float(i) + sim.static(1.0 + 1.0))  # i: deferred, as in Warp
+        a[tid] += s
+
+    record = k.adj
+    assert evaluations == [1]  # once, the inner static inside the outer one
+    assert 4.0 in record.resolved_static_expressions.values()
+    assert record.resolved_static_expressions["1.0 + 1.0"] == 2.0
+    assert record.has_unresolved_static_expressions
+    assert record.fun_name == "k" and "sim.static(inner())" in record.source
+    assert not hasattr(record, "blocks")  # no generated code of Warp's
+    out = np.zeros(1, np.float32)
+    sim.launch(k, dim=1, inputs=[out])
+    assert out[0] == 4.0 + 2.0 + 3.0
+
+
+def test_a_kernel_without_deferred_statics():
+    assert not constant_locals.adj.has_unresolved_static_expressions
+    assert constant_locals.adj.resolved_static_expressions == {}
