@@ -439,11 +439,20 @@ class Value:
 
     def __new__(cls, *args, **kwargs):
         kwargs = drop_type_keywords(cls.spec, cls.__name__, kwargs)
-        if kwargs:  # Warp's transform(p=..., q=...)
-            if cls.spec.kind != KIND_TRANSFORM or args or not set(kwargs) <= {"p", "q"}:
+        if kwargs:  # Warp's transform(p=..., q=...), transform(p, q=...)
+            unknown = [k for k in kwargs if k not in ("p", "q")]
+            if cls.spec.kind == KIND_TRANSFORM and unknown:  # Warp's (Python's) sentence
+                raise TypeError(f"got an unexpected keyword argument {unknown[0]!r}")
+            if cls.spec.kind != KIND_TRANSFORM or len(args) > 1:
                 raise TypeError(f"{cls.__name__}() takes no keyword arguments except a "
-                                f"transform's p and q, not {', '.join(kwargs)}")
-            args = (kwargs.get("p", (0, 0, 0)), kwargs.get("q", (0, 0, 0, 1)))
+                                f"transform's p and q (after at most p), not "
+                                f"{', '.join(kwargs)}")
+            bound = dict(zip(("p", "q"), args))
+            if set(bound) & set(kwargs):
+                raise TypeError(f"{cls.__name__}() got multiple values for "
+                                f"{', '.join(sorted(set(bound) & set(kwargs)))}")
+            bound.update(kwargs)
+            args = (bound.get("p", (0, 0, 0)), bound.get("q", (0, 0, 0, 1)))
         return _operations().construct_python(cls, _constructor_args(cls.spec, args))
 
     @classmethod

@@ -594,3 +594,20 @@ def test_kernel_record_of_static_expressions():
 def test_a_kernel_without_deferred_statics():
     assert not constant_locals.adj.has_unresolved_static_expressions
     assert constant_locals.adj.resolved_static_expressions == {}
+
+
+# --------------------------------------------------------------------------
+# transform(...) in Python: p positional with q by keyword, either alone (Warp's)
+
+
+def test_transform_keywords_in_python():
+    p, q = (1.0, 2.0, 3.0), (4.0, 5.0, 6.0, 7.0)
+    assert sim.transform(p, q=q) == sim.transform(p, q)
+    assert sim.transform(q=q) == sim.transform((0.0, 0.0, 0.0), q)
+    assert sim.transform(q=q, p=p) == sim.transform(p, q)
+    with pytest.raises(TypeError, match=r"^got an unexpected keyword argument 'pos'$"):
+        sim.transform(pos=sim.vec3(), rot=sim.quat())
+    with pytest.raises(TypeError, match="multiple values for p"):
+        sim.transform(p, p=p)
+    with pytest.raises(TypeError, match="no keyword arguments except"):
+        sim.vec3(x=1.0)
