@@ -10,11 +10,13 @@ and compiling belong to launcher.py, which generates and caches the launchers
 import hashlib
 import inspect
 import re
+import typing
 import weakref
 
 import numpy as np
 
-from numba.core import types, typing
+from numba.core import types
+from numba.core import typing as numba_typing
 from numba.core.registry import CPUDispatcher
 
 from numba_sim import (config, kernel_language, kernel_ops, launch_bounds, launcher,
@@ -157,7 +159,21 @@ def _check_options(decorator, options, known):
                         f"{', '.join(sorted(known))})")
 
 
-def func(fn=None, **options):
+_P = typing.ParamSpec("_P")
+_R = typing.TypeVar("_R")
+
+
+@typing.overload
+def func(fn: typing.Callable[_P, _R], /) -> typing.Callable[_P, _R]: ...
+
+
+@typing.overload
+def func(*, name: typing.Optional[str] = None, module: typing.Any = None,
+         inline: typing.Optional[bool] = None
+         ) -> typing.Callable[[typing.Callable[_P, _R]], typing.Callable[_P, _R]]: ...
+
+
+def func(fn=None, **options):  # the overloads above are for static type checkers (Warp's)
     """Decorator: a Warp-style device function (``@wp.func``, ``@wp.func(...)``)."""
     _check_options("func", options, WARP_FUNC_OPTIONS)
     inline = options.get("inline")
@@ -196,7 +212,7 @@ def _constants_converted(dispatcher, base, args, kws):
         return base(args, kws)
     template, pysig, _, _ = base(converted, {})
     signatures = [s for s in dispatcher.nopython_signatures if tuple(s.args) == converted]
-    template = typing.make_concrete_template(template.__name__, key=template.key,
+    template = numba_typing.make_concrete_template(template.__name__, key=template.key,
                                              signatures=signatures or
                                              dispatcher.nopython_signatures)
     return template, pysig, converted, {}

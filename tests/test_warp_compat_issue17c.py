@@ -611,3 +611,11 @@ def test_transform_keywords_in_python():
         sim.transform(p, p=p)
     with pytest.raises(TypeError, match="no keyword arguments except"):
         sim.vec3(x=1.0)
+
+
+def test_func_has_overloads_for_type_checkers():
+    import typing
+
+    overloads = typing.get_overloads(sim.func)
+    assert len(overloads) == 2  # @sim.func and @sim.func(...), as Warp's
+    assert all("Callable" in str(o.__annotations__["return"]) for o in overloads)
