@@ -33,7 +33,7 @@ import os
 import numpy as np
 
 from numba_sim.physics import checks
-from numba_sim.physics.builder import GeoType, ShapeConfig
+from numba_sim.physics.definitions import GeoType, ShapeConfig
 from numba_sim.physics.import_common import (
     IDENTITY, Actuator, FormatError, Imported, compose, inverse, merge_into, mesh_file, number, numbers, placement, quat_axis_angle, quat_between, quat_euler, quat_matrix,
     read_xml, resolve_asset, rotated_inertia,

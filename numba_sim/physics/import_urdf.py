@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from numba_sim.physics.builder import ShapeConfig
+from numba_sim.physics.definitions import ShapeConfig
 from numba_sim.physics.import_common import (
     IDENTITY, FormatError, Imported, compose, mesh_file, number, numbers, placement, quat_rpy,
     read_xml, resolve_asset, rotated_inertia,

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from numba_sim.physics.builder import GeoType
+from numba_sim.physics.definitions import GeoType
 from numba_sim.physics.import_common import rotation_matrix
 
 SEGMENTS = 24  # around a round shape

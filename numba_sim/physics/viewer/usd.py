@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from numba_sim.physics.builder import GeoType
+from numba_sim.physics.definitions import GeoType
 from numba_sim.physics.viewer.base import Viewer, host
 from numba_sim.physics.viewer.shapes import particle_surface, surface
 
