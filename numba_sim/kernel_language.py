@@ -1332,13 +1332,34 @@ _WARP_KIND_NAMES = {"vec": "vector", "mat": "matrix", "quat": "quaternion",
                     "transform": "transformation"}
 
 
+def _body_nodes(definition):
+    """The nodes of *definition*'s body outside nested functions, lambdas and classes (whose
+    names are theirs)."""
+    stack = list(definition.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                 ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
 def _store_counts(definition):
-    counts = {}
-    for node in ast.walk(definition):
+    """Local name -> how often *definition* binds it (a parameter, a nested definition or an
+    import: more than once)."""
+    arguments = definition.args
+    counts = {a.arg: 2 for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+              + [a for a in (arguments.vararg, arguments.kwarg) if a is not None]}
+    for node in _body_nodes(definition):
+        names = []
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            counts[node.id] = counts.get(node.id, 0) + 1
-        elif isinstance(node, ast.arg):
-            counts[node.arg] = counts.get(node.arg, 0) + 2
+            names = [node.id]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name] * 2
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [(a.asname or a.name).split(".")[0] for a in node.names] * 2
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
     return counts
 
 
@@ -1346,7 +1367,7 @@ def _calls_bound_once(definition):
     """Local name -> the call it is bound to, for the names *definition* binds once, to a
     call (``v = sim.vec3()``), and never again."""
     counts, calls = _store_counts(definition), {}
-    for node in ast.walk(definition):
+    for node in _body_nodes(definition):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call):
             calls[node.targets[0].id] = node.value
@@ -1358,7 +1379,7 @@ def _literal_locals(definition):
     and never again (``n = 3``, ``x = 0.1``): Warp's constants, which may bound a slice
     (ints) or make a float64 of the double written (floats)."""
     stores, values = _store_counts(definition), {}
-    for node in ast.walk(definition):
+    for node in _body_nodes(definition):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name):
             value = _literal_int(node.value)

@@ -619,3 +619,22 @@ def test_func_has_overloads_for_type_checkers():
     overloads = typing.get_overloads(sim.func)
     assert len(overloads) == 2  # @sim.func and @sim.func(...), as Warp's
     assert all("Callable" in str(o.__annotations__["return"]) for o in overloads)
+
+
+def test_only_the_functions_own_single_bindings_are_constants():
+    import ast
+
+    from numba_sim.kernel_language import _literal_locals
+
+    tree = ast.parse("def k(a, m=2):\n"
+                     "    n = 3\n"
+                     "    x = 0.5\n"
+                     "    y = 1\n"
+                     "    y = 2\n"
+                     "    m = 4\n"
+                     "    def helper():\n"
+                     "        z = 3\n"
+                     "    for i in range(2):\n"
+                     "        w = 1\n"
+                     "        w += 1\n")
+    assert _literal_locals(tree.body[0]) == {"n": 3, "x": 0.5}
