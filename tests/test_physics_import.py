@@ -258,6 +258,16 @@ def test_euler_sequences_and_radians(sequence, scipy_sequence):
     assert (builder.joint_limit_lower[0], builder.joint_limit_upper[0]) == (-1.0, 0.5)
 
 
+def test_mjcf_ellipsoid_is_a_sphere_of_its_mass():
+    builder = physics.ModelBuilder()
+    builder.add_mjcf("""<mujoco><worldbody><body><freejoint/>
+        <geom type="ellipsoid" size="0.05 0.04 0.03" density="1000"/></body></worldbody></mujoco>""")
+    model = builder.finalize()
+    assert GeoType(builder.shape_type[0]) == GeoType.SPHERE and builder.shape_scale[0][0] == 0.05
+    assert model.body_mass[0] == pytest.approx(1000 * 4.0 / 3.0 * math.pi * 0.05 * 0.04 * 0.03,
+                                               rel=1e-5)
+
+
 def test_mjcf_mesh_geom_weighs_its_volume(tmp_path):
     (tmp_path / "meshes").mkdir()
     (tmp_path / "meshes" / "cube.obj").write_text((ROBOTS / "meshes" / "cube.obj").read_text())

@@ -24,7 +24,8 @@ inertia by MuJoCo's rule (``density``, default 1000, or the geom's ``mass``);
 ``contype`` and ``conaffinity`` both 0 still weigh but do not collide.
 
 Not read: sites, tendons, equality constraints, sensors, cameras and lights; ellipsoid
-geoms become spheres of their largest radius; MuJoCo re-centres a mesh on its centre of
+geoms become spheres of their largest radius (with the ellipsoid's mass); MuJoCo
+re-centres a mesh on its centre of
 mass, here its vertices stay where the file puts them (as warp.sim and newton)."""
 
 import math
@@ -300,6 +301,9 @@ class _Reader:
                 mass = number(CALL, a, "mass", 0.0)
                 volume = self.geom_volume(geo, kind, size, attrs, where)
                 density = mass / volume if volume > 0.0 else 0.0
+            elif kind == "ellipsoid":  # its sphere weighs what the ellipsoid does
+                radius = max(size)
+                density *= float(size[0] * size[1] * size[2]) / radius ** 3 if radius > 0 else 0.0
             if density < 0.0:
                 raise FormatError(f"{CALL}: <{where}> has a negative density ({density})")
         return ShapeConfig(density=density, ke=self.cfg.ke, kd=self.cfg.kd, kf=self.cfg.kf,
