@@ -12,7 +12,7 @@ import pytest
 
 import numba_sim as sim
 from numba_sim import physics
-from numba_sim.physics import rigid_contacts, rigid_kernels, xpbd_rigid
+from numba_sim.physics import rigid_contacts, rigid_kernels, xpbd_rigid_substep
 from numba_sim.physics.checks import quat_rotate
 from ptx_checks import assert_float32_only
 
@@ -934,7 +934,7 @@ def test_every_rigid_kernel_compiles_for_cuda_offline(name, private_device_code_
                   m.body_inertia, m.body_inv_inertia, sim.vec3(0.0, 0.0, -G), 0.05, 1e-3,
                   state.body_q, state.body_qd]
     else:
-        kernel = xpbd_rigid.xpbd_rigid_substep_kernel
+        kernel = xpbd_rigid_substep.xpbd_rigid_substep_kernel
         solver = physics.SolverXPBD(m)
         solver.step(state, state, None, c, 1e-3)        # makes the structs
         launch_inputs = next(iter(solver._recorded.values()))[2]

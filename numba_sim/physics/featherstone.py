@@ -40,7 +40,7 @@ assumes one size and reads out of bounds otherwise).
 import numba_sim as sim
 from numba_sim.physics.builder_rigid import BALL, D6, FREE, PRISMATIC, REVOLUTE
 from numba_sim.physics.rigid_kernels import (
-    FLOATS, INTS, MAT33, SPATIAL, TRANSFORMS, VEC3, integrate_rotation,
+    FLOATS, INTS, MAT33, SPATIAL, TRANSFORMS, VEC3, d6_euler_angles, integrate_rotation,
 )
 
 
@@ -554,16 +554,7 @@ def d6_inverse(axes: VEC3, d0: int, linear: int, dofs: int, q_wj: sim.quat, p: s
         joint_q[q0 + linear] = angle
         joint_qd[a] = sim.dot(w_rel, sim.quat_rotate(q_wj, axes[a]))
     elif angular >= 2:
-        a0 = axes[a]
-        a1 = axes[a + 1]
-        a2 = sim.cross(a0, a1)
-        R = sim.quat_to_matrix(r)
-        angles = sim.vec3(sim.atan2(-sim.dot(a1, R * a2), sim.dot(a2, R * a2)),
-                          sim.asin(sim.clamp(sim.dot(a0, R * a2), -1.0, 1.0)),
-                          0.0)
-        if angular == 3:
-            side = sim.sign(sim.dot(axes[a + 2], a2))
-            angles[2] = side * sim.atan2(-sim.dot(a0, R * a1), sim.dot(a0, R * a0))
+        angles = d6_euler_angles(r, axes, a, angular)
         turned = q_wj
         columns = sim.mat33()
         for k in range(angular):

@@ -171,6 +171,25 @@ def twist_angle(q_rel: sim.quat, axis: sim.vec3):
     return q
 
 
+@sim.func
+def d6_euler_angles(r: sim.quat, axes: VEC3, a: int, angular: int):
+    """The angles of a D6 joint's two or three rotations (``r = R(a0, q0) R(a1, q1)
+    [R(a2, q2)]``, each about its axis turned by the ones before: SolverFeatherstone's
+    coordinates), read from the rotation *r* of the child joint frame in the parent's in
+    the basis ``(a0, a1, a0 x a1)``; with two axes the third is the angle about ``a0 x
+    a1`` that the joint locks (0 when it holds)."""
+    a0 = axes[a]
+    a1 = axes[a + 1]
+    a2 = sim.cross(a0, a1)
+    R = sim.quat_to_matrix(r)
+    angles = sim.vec3(sim.atan2(-sim.dot(a1, R * a2), sim.dot(a2, R * a2)),
+                      sim.asin(sim.clamp(sim.dot(a0, R * a2), -1.0, 1.0)),
+                      sim.atan2(-sim.dot(a0, R * a1), sim.dot(a0, R * a0)))
+    if angular == 3:
+        angles[2] = sim.sign(sim.dot(axes[a + 2], a2)) * angles[2]
+    return angles
+
+
 @sim.kernel
 def joint_force_kernel(
         body_q: TRANSFORMS, body_qd: SPATIAL, body_com: VEC3, joint_type: INTS,

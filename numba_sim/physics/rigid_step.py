@@ -1,5 +1,5 @@
 """The rigid-body part of a solver step (host side): argument checks, scratch arrays
-and launches of ``rigid_kernels`` (SolverSemiImplicit) and ``xpbd_rigid``
+and launches of ``rigid_kernels`` (SolverSemiImplicit) and ``xpbd_rigid_substep``
 (SolverXPBD).  The solvers call ``step_bodies`` first in ``step``; launches go
 through the solver's ``_launch`` (recorded launches, CPU graphs).
 """
@@ -7,7 +7,7 @@ through the solver's ``_launch`` (recorded launches, CPU graphs).
 import numpy as np
 
 import numba_sim as sim
-from numba_sim.physics import rigid_kernels, xpbd_rigid
+from numba_sim.physics import rigid_kernels, xpbd_rigid_substep
 from numba_sim.physics.kernels import make_struct
 from numba_sim.physics.model import Contacts
 from numba_sim.physics.rigid_contacts import rigid_contact_arrays
@@ -74,7 +74,7 @@ def _xpbd_model(solver):
     entry = solver.__dict__.get("_rigid_model")
     if entry is None or entry[0] != m._version:
         struct = make_struct(
-            xpbd_rigid.RigidModel, body_count=m.body_count, com=m.body_com,
+            xpbd_rigid_substep.RigidModel, body_count=m.body_count, com=m.body_com,
             inv_mass=m.body_inv_mass, inertia=m.body_inertia, inv_inertia=m.body_inv_inertia,
             joint_count=m.joint_count, joint_type=m.joint_type, joint_parent=m.joint_parent,
             joint_child=m.joint_child, joint_X_p=m.joint_X_p, joint_X_c=m.joint_X_c,
@@ -109,7 +109,7 @@ def step_xpbd(solver, state_in, state_out, control, contacts, dt):
     n = m.body_count
     dofs = max(m.joint_dof_count, 1)
     scratch = _scratch(solver, "bodies", lambda: make_struct(
-        xpbd_rigid.RigidScratch, xs=xp.zeros((n, 3), dtype=np.float32),
+        xpbd_rigid_substep.RigidScratch, xs=xp.zeros((n, 3), dtype=np.float32),
         qs=xp.zeros((n, 4), dtype=np.float32), x_pred=xp.zeros((n, 3), dtype=np.float32),
         q_pred=xp.zeros((n, 4), dtype=np.float32),
         drive_lambda=xp.zeros(dofs, dtype=np.float32),
@@ -117,13 +117,13 @@ def step_xpbd(solver, state_in, state_out, control, contacts, dt):
         wrench=xp.zeros((n, 6), dtype=np.float32)))
     size = max(contacts.rigid_contact_max, 1)
     entry = _scratch(solver, ("contacts", id(contacts)), lambda: (contacts, make_struct(
-        xpbd_rigid.RigidContacts, count=contacts.rigid_contact_count,
+        xpbd_rigid_substep.RigidContacts, count=contacts.rigid_contact_count,
         shape0=contacts.rigid_contact_shape0, shape1=contacts.rigid_contact_shape1,
         point0=contacts.rigid_contact_point0, point1=contacts.rigid_contact_point1,
         normal=contacts.rigid_contact_normal, thickness0=contacts.rigid_contact_thickness0,
         thickness1=contacts.rigid_contact_thickness1,
         lambda_n=xp.zeros(size, dtype=np.float32), vn=xp.zeros(size, dtype=np.float32))))
-    solver._launch(xpbd_rigid.xpbd_rigid_substep_kernel, 1, [
+    solver._launch(xpbd_rigid_substep.xpbd_rigid_substep_kernel, 1, [
         state_in.body_q, state_in.body_qd, state_in.body_f, _xpbd_model(solver), entry[1],
         scratch, *joint_inputs(solver, control), solver._gravity(), solver.angular_damping, solver.iterations, dt,
         state_out.body_q, state_out.body_qd])
