@@ -35,6 +35,7 @@ from numba_sim.structs import struct  # noqa: E402
 from numba_sim.references import ref  # noqa: E402
 from numba_sim.threads import tid  # noqa: E402
 from numba_sim.types import PUBLIC_NAMES as _VALUE_CLASSES  # noqa: E402
+from numba_sim.types import Float, Int, Scalar  # noqa: E402 (Warp's generic annotations)
 from numba_sim.typing import value_access as _value_access  # noqa: E402
 
 globals().update(_VALUE_CLASSES)
@@ -63,7 +64,7 @@ __all__ = sorted(
         "constant", "get_cuda_supported_archs", "get_device",
     ] + ["fixedarray"] + ["ref"] + [
         "KernelTypingError", "WarpCodegenError", "WarpCodegenTypeError", "WarpCodegenValueError",
-    ] + [
+    ] + ["Float", "Int", "Scalar"] + [
         "LOG_DEBUG", "LOG_ERROR", "LOG_INFO", "LOG_WARNING", "Launch", "Module", "get_module",
         "get_module_options", "load_module", "set_module_options",
     ]

@@ -44,6 +44,7 @@ _STATIC = [
     ("numba_sim.references", ["ref"]),
     ("numba_sim.structs", ["struct"]),
     ("numba_sim.threads", ["tid"]),
+    ("numba_sim.types", ["Float", "Int", "Scalar"]),  # Warp's generic annotations
 ]
 """Public names defined in source: re-exported from where a checker can read them."""
 

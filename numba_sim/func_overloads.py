@@ -33,7 +33,7 @@ from numba.np import numpy_support
 from numba_sim import arrays, registry
 from numba_sim.annotations import function_annotations
 from numba_sim.structs import Struct
-from numba_sim.types import Value
+from numba_sim.types import GenericValue, Value, generic_scalar_accepts, is_generic_annotation
 from numba_sim.typing.structs import StructType
 from numba_sim.typing.value_types import ValueType
 
@@ -70,6 +70,13 @@ def matches(annotation, argtype, relaxed=False):
     its kind (plain ``@njit`` code's int64 and float64)."""
     if annotation is None or annotation is typing.Any:
         return True
+    if isinstance(annotation, typing.TypeVar):  # Warp's Int, Float, Scalar
+        if isinstance(argtype, types.IntegerLiteral):
+            return generic_scalar_accepts(annotation, np.int32)
+        return isinstance(argtype, (types.Integer, types.Float)) and generic_scalar_accepts(
+            annotation, numpy_support.as_dtype(types.unliteral(argtype)))
+    if isinstance(annotation, GenericValue):
+        return isinstance(argtype, ValueType) and annotation.accepts(argtype.spec)
     scalar = scalar_annotation(annotation)
     if scalar is not None:
         if isinstance(argtype, types.IntegerLiteral):  # Warp's int literal: an int32
@@ -92,6 +99,12 @@ def python_matches(annotation, value, relaxed=False):
     """Whether the Python value *value* fits *annotation* (a Python int is an int literal)."""
     if annotation is None or annotation is typing.Any:
         return True
+    if isinstance(annotation, typing.TypeVar):
+        dtype = np.int32 if isinstance(value, int) else np.float32 if isinstance(
+            value, float) else getattr(value, "dtype", None)
+        return dtype is not None and generic_scalar_accepts(annotation, dtype)
+    if isinstance(annotation, GenericValue):
+        return isinstance(value, Value) and annotation.accepts(value.spec)
     scalar = scalar_annotation(annotation)
     if scalar is not None:
         if isinstance(value, (bool, np.bool_)):
@@ -134,7 +147,7 @@ class FuncOverloads:
         """The members, those without a generic (``Any`` or missing) annotation first: a
         specialization beats the generic form, as in Warp."""
         return sorted(self.members, key=lambda member: any(
-            a is None or a is typing.Any for a in annotations_of(member)))
+            is_generic_annotation(a) for a in annotations_of(member)))
 
     def choose(self, argtypes):
         """The member a compiled call with *argtypes* resolves to, or a TypingError."""

@@ -14,7 +14,7 @@ import numpy as np
 
 from numba_sim import arrays
 from numba_sim.cuda_runtime import as_cuda_array
-from numba_sim.types import Value
+from numba_sim.types import Value, is_generic_annotation
 
 
 class ArgumentTypeError(TypeError, RuntimeError):
@@ -47,9 +47,10 @@ class Parameter:
                 self.scalar = arrays.element_dtype(annotation).type
         self.view_dtype = None
         """The element class a launcher views this array as (None: no view needed)."""
-        self.generic = self.annotation is typing.Any or (self.array is not None
-                                                          and self.array.generic)
-        """Typed from the argument at launch (``typing.Any``, ``sim.array(dtype=Any)``)."""
+        self.generic = self.annotation is not None and is_generic_annotation(self.annotation) \
+            or (self.array is not None and self.array.generic)
+        """Typed from the argument at launch (``typing.Any``, ``sim.Float``, ``vector(3,
+        sim.Int)``, ``sim.array(dtype=Any)``)."""
         if self.array is not None and not self.array.generic:
             if isinstance(self.array.dtype, type):
                 self.view_dtype = self.array.dtype

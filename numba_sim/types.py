@@ -16,6 +16,7 @@ import ctypes
 import sys
 import threading
 from dataclasses import dataclass
+import typing
 from typing import Generic, Literal, TypeVar, get_args, get_origin
 
 import numpy as np
@@ -682,6 +683,52 @@ def _count(value, parameter):
     return int(value)
 
 
+Int = TypeVar("Int", int, scalars.int8, scalars.uint8, scalars.int16, scalars.uint16,
+              scalars.int32, scalars.uint32, scalars.int64, scalars.uint64)
+"""Warp's ``Int``: annotates a parameter of a generic func or kernel that takes any int type
+(``x: sim.Int``, ``v: sim.types.vector(3, sim.Int)``)."""
+Float = TypeVar("Float", float, scalars.float32, scalars.float64)
+"""Warp's ``Float``: any float type (float16 is out of scope)."""
+Scalar = TypeVar("Scalar", *Int.__constraints__, *Float.__constraints__)
+"""Warp's ``Scalar``: any int or float type."""
+
+
+def generic_scalar_accepts(type_var, dtype):
+    """Whether the TypeVar *type_var* (``Int``, ``Float``, ``Scalar``, or one without
+    constraints: any scalar) takes scalars of NumPy dtype *dtype*."""
+    constraints = type_var.__constraints__
+    return not constraints or np.dtype(dtype) in {
+        np.dtype(np.float32) if c is float else np.dtype(np.int32) if c is int else np.dtype(c)
+        for c in constraints}
+
+
+@dataclass(frozen=True)
+class GenericValue:
+    """A vector or matrix type of a generic scalar type (Warp's ``vector(3, Float)``,
+    ``matrix((2, 2), Scalar)``): an annotation of a generic func or kernel parameter, which
+    takes the values of that kind and shape whose scalar type the TypeVar allows."""
+
+    kind: str
+    shape: tuple
+    dtype: TypeVar
+
+    def accepts(self, spec):
+        return spec.kind == self.kind and spec.shape == self.shape \
+            and generic_scalar_accepts(self.dtype, spec.dtype)
+
+    def __repr__(self):
+        if self.kind == KIND_VEC:
+            return f"vector(length={self.shape[0]}, dtype={self.dtype.__name__})"
+        return f"matrix(shape={self.shape}, dtype={self.dtype.__name__})"
+
+
+def is_generic_annotation(annotation):
+    """Whether *annotation* leaves a parameter's type to the argument: missing, ``Any``,
+    a TypeVar (``sim.Float``) or a :class:`GenericValue`."""
+    return annotation is None or annotation is typing.Any \
+        or isinstance(annotation, (TypeVar, GenericValue))
+
+
 def vector(length, dtype=float):
     """The vector type of *length* components of *dtype* (Warp's ``warp.types.vector``).
 
@@ -691,6 +738,8 @@ def vector(length, dtype=float):
     ``vector(6, float64) is spatial_vectord``).
     """
     length = _count(length, "length")
+    if isinstance(dtype, TypeVar):  # Warp's vector(3, Float): a generic annotation
+        return GenericValue(KIND_VEC, (length,), dtype)
     return CLASSES[find_spec(KIND_VEC, scalar_dtype(dtype), (length,))]
 
 
@@ -708,6 +757,8 @@ def matrix(shape, dtype=float):
         raise MatrixShapeError(f"Matrix shape must have exactly two dimensions, got "
                                f"{len(shape)} {label} in shape {tuple(shape)!r}")
     rows, cols = (_count(n, f"shape[{i}]") for i, n in enumerate(shape))
+    if isinstance(dtype, TypeVar):  # Warp's matrix((2, 2), Float): a generic annotation
+        return GenericValue(KIND_MAT, (rows, cols), dtype)
     return CLASSES[find_spec(KIND_MAT, scalar_dtype(dtype), (rows, cols))]
 
 

@@ -638,3 +638,54 @@ def test_only_the_functions_own_single_bindings_are_constants():
                      "        w = 1\n"
                      "        w += 1\n")
     assert _literal_locals(tree.body[0]) == {"n": 3, "x": 0.5}
+
+
+# --------------------------------------------------------------------------
+# Warp's generic annotations: sim.Int, sim.Float, sim.Scalar, vector(n, Int), matrix(s, Float)
+
+
+@sim.func
+def total(v: sim.types.vector(3, sim.Scalar)) -> sim.Scalar:
+    return v[0] + v[1] + v[2]
+
+
+@sim.func
+def kind_of(x: sim.Int):
+    return 1
+
+
+@sim.func
+def kind_of(x: sim.Float):  # noqa: F811 (an overload, as Warp's)
+    return 2
+
+
+@sim.func
+def trace_of(m: sim.types.matrix((2, 2), sim.Float)):
+    return m[0, 0] + m[1, 1]
+
+
+@sim.kernel
+def generic_annotations(x: sim.Float, out: sim.array(dtype=sim.float64)):
+    out[0] = sim.float64(total(sim.vec3s(1, 2, 3)))
+    out[1] = total(sim.vec3d(0.5, 0.25, 0.25))
+    out[2] = sim.float64(kind_of(sim.int16(1)) * 10 + kind_of(x))
+    out[3] = sim.float64(trace_of(sim.mat22d(1.0, 2.0, 3.0, 4.0)) + sim.float64(x))
+
+
+def test_generic_annotations_take_their_kinds():
+    from typing import TypeVar
+
+    assert isinstance(sim.Int, TypeVar) and isinstance(sim.Float, TypeVar)
+    annotation = sim.types.vector(3, sim.Int)
+    assert repr(annotation) == "vector(length=3, dtype=Int)"
+    assert annotation.accepts(sim.vec3s.spec) and not annotation.accepts(sim.vec3.spec)
+    assert sim.types.matrix((2, 2), sim.Float).accepts(sim.mat22d.spec)
+    out = np.zeros(4)
+    sim.launch(generic_annotations, dim=1, inputs=[sim.float64(0.5), out])
+    assert out.tolist() == [6.0, 1.0, 12.0, 5.5]
+    with pytest.raises(sim.WarpCodegenError, match="no overload"):
+        sim.launch(sim.kernel(_kind_of_a_vector), dim=1)
+
+
+def _kind_of_a_vector():
+    kind_of(sim.vec3())
