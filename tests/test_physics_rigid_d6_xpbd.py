@@ -174,3 +174,24 @@ def test_xpbd_humanoid_keeps_its_joints_in_their_ranges(humanoid_drop):
                 checked += 1
     assert checked == 9              # 7 D6 angles, the knee and the elbow
     assert np.abs(state.body_qd).max() < 50.0
+
+
+def test_replicated_boxes_rest_on_the_ground_in_every_world():
+    """replicate with a spacing moves the bodies, and their shapes with them (the shapes'
+    transforms are in their bodies' frames: moving them too put world k's box k
+    spacings away from its body, and it fell through the ground)."""
+    t = physics.ModelBuilder()
+    body = t.add_body(xform=((0.0, 0.0, 0.11), None))
+    t.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+    b = physics.ModelBuilder()
+    b.replicate(t, 3, spacing=(2.0, 0.0, 0.0))
+    b.add_ground_plane()
+    model = b.finalize()
+    np.testing.assert_array_equal(model.shape_transform[:3], [[0, 0, 0, 0, 0, 0, 1]] * 3)
+    solver = physics.SolverXPBD(model)
+    state = model.state()
+    for _ in range(30):
+        contacts = model.collide(state)
+        for _ in range(10):
+            solver.step(state, state, None, contacts, 1.0 / 600.0)
+    np.testing.assert_allclose(state.body_q[:, 2], 0.1, atol=1e-4)

@@ -651,7 +651,10 @@ class ModelBuilder(RigidBuilder, ImportBuilder):
         for name in ("tri_indices", "edge_indices", "tet_indices"):
             getattr(self, name).extend(tuple(v + offset for v in element)
                                        for element in getattr(other, name))
-        for transform in other.shape_transform:
+        for body, transform in zip(other.shape_body, other.shape_transform):
+            if body >= 0:       # in its body's frame, which moves with the body
+                self.shape_transform.append(np.asarray(transform).copy())
+                continue
             sp = checks.quat_rotate(q, transform[:3]) + p
             sq = checks.quat_multiply(q, transform[3:])
             self.shape_transform.append(np.concatenate([sp, sq]))
