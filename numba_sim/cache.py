@@ -169,6 +169,7 @@ def _kernel_digest(kernel, variant):
         digest.value(parameter.name, parameter.annotation, set())
         digest.update(repr(parameter.annotation))
     digest.function(kernel.py_func)
+    digest.update(getattr(kernel.body, "__sim_transformed__", ""))  # Warp's code_transformers
     return digest
 
 

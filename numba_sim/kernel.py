@@ -409,7 +409,11 @@ def _kernel_content(kernel):
 class Kernel:
     """A ``@sim.kernel``: launched with :func:`numba_sim.launch` over a grid of threads."""
 
-    def __init__(self, fn, enable_backward=None, annotations=None, body=None, options=None):
+    def __init__(self, fn, enable_backward=None, annotations=None, body=None, options=None,
+                 code_transformers=()):
+        self.code_transformers = tuple(code_transformers or ())
+        """Warp's ``Kernel(..., code_transformers=[...])``: ``ast.NodeTransformer`` s applied,
+        in order, to the kernel's syntax tree before the kernel-language rewrite."""
         self.enable_backward = enable_backward
         """Warp's option, kept for the adjoint (True unless given as False)."""
         self.options = dict(options or {})
@@ -443,7 +447,8 @@ class Kernel:
         if defined:
             redefinition.note_definition(fn)
             try:
-                body = kernel_language.rewrite(fn, is_kernel=True)
+                body = kernel_language.rewrite(fn, is_kernel=True,
+                                               transformers=self.code_transformers)
             except kernel_language.SOURCE_ERRORS as error:
                 self.build_error = error
         self.body = body
@@ -492,11 +497,13 @@ class Kernel:
             key = ("verify_fp", target)
             if key not in self._debug_bodies:
                 self._debug_bodies[key] = kernel_language.rewrite(
-                    self.py_func, is_kernel=True, target=target, verify_fp=True)
+                    self.py_func, is_kernel=True, target=target, verify_fp=True,
+                    transformers=self.code_transformers)
             return self._debug_bodies[key]
         if target not in self._debug_bodies:
-            self._debug_bodies[target] = kernel_language.rewrite(self.py_func, is_kernel=True,
-                                                                 debug=True, target=target)
+            self._debug_bodies[target] = kernel_language.rewrite(
+                self.py_func, is_kernel=True, debug=True, target=target,
+                transformers=self.code_transformers)
         return self._debug_bodies[target]
 
     def compile(self, device="cpu", argtypes_or_inputs=(), cc=None, ndim=1):
@@ -596,7 +603,7 @@ def _add_overload(generic, arg_types, where):
         if [p.annotation for p in made.parameters] == [annotations.get(n) for n in names]:
             return made
     made = Kernel(generic.py_func, generic.enable_backward, annotations, generic.body,
-                  generic.options)
+                  generic.options, generic.code_transformers)
     made.build_error = generic.build_error
     generic.overloads.append(made)
     return made

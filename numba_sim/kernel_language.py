@@ -1406,17 +1406,20 @@ def _local_names(definition):
     return names
 
 
-def rewrite(fn, is_kernel, debug=False, target="cpu", verify_fp=False):
+def rewrite(fn, is_kernel, debug=False, target="cpu", verify_fp=False, transformers=()):
     """The kernel-language version of *fn*: a new function over the same globals.
 
     Kernels get the hidden first parameter ``__sim_tid__``; *debug* adds bounds
     and NaN checks on the parameters' arrays (see numba_sim.config); *verify_fp* (a kernel's
     body built while ``sim.config.verify_fp`` is set) prints each non-finite value stored
-    into an array parameter, as Warp's ``verify_fp`` does.
+    into an array parameter, as Warp's ``verify_fp`` does; *transformers* (Warp's
+    ``code_transformers``: ``ast.NodeTransformer`` s) rewrite the syntax tree first.
     """
     source, first_line = _source_of(fn)
     tree = ast.parse(source)
     ast.increment_lineno(tree, first_line - 1)
+    for transformer in transformers:
+        tree = ast.fix_missing_locations(transformer.visit(tree))
     definition = tree.body[0]
     if not isinstance(definition, ast.FunctionDef):
         raise _error("expected a function definition", fn, definition)
@@ -1432,6 +1435,7 @@ def rewrite(fn, is_kernel, debug=False, target="cpu", verify_fp=False):
         definition.args.args.insert(0, ast.arg(arg=TID_PARAMETER))
     rewritten = _compile_like(fn, definition, rewriter.helpers)
     rewritten.__sim_statics__ = (rewriter.resolved_statics, rewriter.deferred_statics)
+    rewritten.__sim_transformed__ = ast.dump(tree) if transformers else ""
     return rewritten
 
 

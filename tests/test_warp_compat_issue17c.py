@@ -689,3 +689,31 @@ def test_generic_annotations_take_their_kinds():
 
 def _kind_of_a_vector():
     kind_of(sim.vec3())
+
+
+# --------------------------------------------------------------------------
+# Warp's code_transformers: ast.NodeTransformers applied before the rewrite
+
+
+def test_code_transformers_rewrite_the_tree_first():
+    import ast
+
+    from numba_sim.kernel import Kernel
+
+    def raw(out: sim.array(dtype=float)):
+        out[0] = 1.0
+
+    class Doubled(ast.NodeTransformer):
+        def visit_Constant(self, node):
+            return ast.copy_location(ast.Constant(node.value * 2), node) \
+                if isinstance(node.value, float) else node
+
+    plain, doubled = Kernel(raw), Kernel(raw, code_transformers=[Doubled()])
+    out = np.zeros(1, np.float32)
+    sim.launch(doubled, dim=1, inputs=[out])
+    assert out[0] == 2.0
+    sim.launch(plain, dim=1, inputs=[out])
+    assert out[0] == 1.0  # the same source, its own build (and cache entry)
+    from numba_sim import cache
+
+    assert cache.kernel_fingerprint(plain) != cache.kernel_fingerprint(doubled)

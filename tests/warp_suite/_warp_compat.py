@@ -339,7 +339,11 @@ class _KernelClass(type):
 
     def __call__(cls, func, key=None, module=None, options=None, code_transformers=None):
         """``wp.Kernel(func=f, key=..., options=...)``: the call form of
-        ``@wp.kernel(**options)``."""
+        ``@wp.kernel(**options)`` (with Warp's ``code_transformers``, numba_sim's Kernel's)."""
+        if code_transformers:
+            options = dict(options or {})
+            return _sim_kernel.Kernel(func, enable_backward=options.get("enable_backward"),
+                                      options=options, code_transformers=code_transformers)
         return sim.kernel(func, **(options or {}))
 
     def __instancecheck__(cls, value):
