@@ -562,3 +562,21 @@ def test_mjcf_ball_joint_pendulum_and_free_body(solver_name, tolerance):
     assert measured == pytest.approx(period, rel=tolerance)
     z = float(state_0.body_q[box][2])
     assert z == pytest.approx(5.0 - 0.5 * 9.81 * t * t, abs=0.02 * 9.81 * t * t)
+
+
+def test_mjcf_ignore_names_leaves_out_geoms_bodies_and_their_actuators():
+    """xform moves the whole file, its floor too: a lifted robot drops its floor by name
+    (newton's examples do); a left-out body takes its subtree and its actuators along."""
+    builder = physics.ModelBuilder()
+    imported = builder.add_mjcf(ROBOTS / "humanoid.xml", xform=((0.0, 0.0, 1.0), None),
+                                ignore_names=["floor", "right_th.*"])
+    assert GeoType.PLANE not in builder.shape_type
+    assert "right_thigh" not in imported.bodies and "right_shin" not in imported.bodies
+    assert "pelvis" in imported.bodies and builder.body_count == 6
+    assert [a.name for a in imported.actuators] == ["abdomen_y", "right_elbow"]
+    kept = physics.ModelBuilder()
+    kept.add_mjcf(ROBOTS / "humanoid.xml", xform=((0.0, 0.0, 1.0), None))
+    floor = kept.shape_type.index(GeoType.PLANE)
+    assert kept.shape_transform[floor][2] == 1.0  # moved with the file
+    with pytest.raises(ValueError, match="add_mjcf: ignore_names must be names or regular"):
+        physics.ModelBuilder().add_mjcf(ANT, ignore_names=["("])

@@ -16,13 +16,14 @@ class ImportBuilder:
                             up_axis=up_axis, parse_visuals=parse_visuals)
 
     def add_mjcf(self, source, xform=None, floating=None, cfg=None, up_axis="z",
-                 density=1000.0, collapse_fixed_joints=True):
+                 density=1000.0, collapse_fixed_joints=True, ignore_names=()):
         """Add the MuJoCo model *source* (a path or the XML text); see ``import_mjcf``."""
         from numba_sim.physics.import_mjcf import add_mjcf
 
         return self._import(add_mjcf, source, xform=xform, floating=floating, cfg=cfg,
                             up_axis=up_axis, density=density,
-                            collapse_fixed_joints=collapse_fixed_joints)
+                            collapse_fixed_joints=collapse_fixed_joints,
+                            ignore_names=ignore_names)
 
     def _import(self, reader, source, **options):
         scratch = type(self)(up_axis="xyz"[self.up_axis], gravity=0.0)

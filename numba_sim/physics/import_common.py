@@ -91,6 +91,20 @@ def read_xml(call, source, root_tag):
     return root, directory, name
 
 
+def name_patterns(call, names):
+    """Compiled regular expressions of *names* (a string or a sequence of them)."""
+    import re
+
+    if isinstance(names, str):
+        names = [names]
+    try:
+        patterns = [re.compile(n) for n in names]
+    except (TypeError, re.error) as e:
+        raise ValueError(f"{call}: ignore_names must be names or regular expressions, got "
+                         f"{names!r} ({e})") from None
+    return patterns
+
+
 def numbers(call, element, key, count=None, default=None):
     """The attribute *key* of *element* as a float array (of *count* values when given);
     *default* when absent."""

@@ -36,7 +36,8 @@ import numpy as np
 from numba_sim.physics import checks
 from numba_sim.physics.definitions import GeoType, ShapeConfig
 from numba_sim.physics.import_common import (
-    IDENTITY, Actuator, FormatError, Imported, compose, inverse, merge_into, mesh_file, number, numbers, placement, quat_axis_angle, quat_between, quat_euler, quat_matrix,
+    IDENTITY, Actuator, FormatError, Imported, compose, inverse, merge_into, mesh_file, name_patterns,
+    number, numbers, placement, quat_axis_angle, quat_between, quat_euler, quat_matrix,
     read_xml, resolve_asset, rotated_inertia,
 )
 from numba_sim.physics.inertia import solid_mass_properties
@@ -111,8 +112,10 @@ def _default_classes(root):
 
 class _Reader:
     def __init__(self, builder, root, directory, name, xform, floating, cfg, up_axis,
-                 density, collapse_fixed_joints):
+                 density, collapse_fixed_joints, ignore_names):
         self.builder = builder
+        self.ignore = ignore_names
+        self.ignored_joints = set()
         self.collapse_fixed_joints = collapse_fixed_joints
         self.name = name
         self.compiler = _Compiler(root, directory)
@@ -192,7 +195,16 @@ class _Reader:
             elif child.tag == "geom" and static:
                 self.add_geom(child, -1, world, childclass, with_mass=False)
 
+    def ignored(self, element):
+        """Whether *element* (a body with its subtree, or a geom) is left out by name."""
+        name = element.get("name")
+        return name is not None and any(p.fullmatch(name) for p in self.ignore)
+
     def read_body(self, element, parent, parent_world, childclass):
+        if self.ignored(element):
+            self.ignored_joints.update(j.get("name") for j in element.iter()
+                                       if j.tag in ("joint", "freejoint"))
+            return
         childclass = element.get("childclass", childclass)
         name = element.get("name") or f"body{len(self.result.bodies)}"
         local = self.local_xform(dict(element.attrib), f"body {name!r}")
@@ -248,6 +260,8 @@ class _Reader:
     def add_geom(self, element, body, offset, childclass, with_mass):
         """A shape of *body* (-1: static) from a ``<geom>``; *offset* places the geom's frame
         (a static geom's: the world placement; a body geom's: an enclosing frame)."""
+        if self.ignored(element):
+            return
         attrs = self.attributes(element, childclass)
         kind = attrs.get("type", "sphere")
         where = f"geom {element.get('name') or kind!r}"
@@ -481,6 +495,8 @@ class _Reader:
         if target is None:
             raise FormatError(f"{CALL}: <{where}> acts on no joint (tendon and site actuators "
                               "are not read)")
+        if target in self.ignored_joints:
+            return
         if target not in self.joint_of_name:
             raise FormatError(f"{CALL}: <{where}> names joint {target!r}, which this file does "
                               "not define")
@@ -522,7 +538,7 @@ class _Attrs:
 
 
 def add_mjcf(builder, source, xform=None, floating=None, cfg=None, up_axis="z",
-             density=1000.0, collapse_fixed_joints=True):
+             density=1000.0, collapse_fixed_joints=True, ignore_names=()):
     """Add the MJCF model *source* (a file path or the XML text) to *builder*, placed by
     *xform* after rotating the file's *up_axis* onto the builder's; *floating* True gives
     root bodies a free joint, False welds them to the world, None (default) does what the
@@ -530,8 +546,11 @@ def add_mjcf(builder, source, xform=None, floating=None, cfg=None, up_axis="z",
     each geom's ``friction``); *density* is the geoms' default.  A body without joints
     inside another is welded to it as MuJoCo does: with *collapse_fixed_joints* (default)
     it merges into its parent (one body, named by both), else it is a body of its own on a
-    FIXED joint.  Returns the names, indices and actuators added
-    (``physics.Imported``)."""
+    FIXED joint.  *ignore_names* (names or regular expressions, matched whole) leaves out
+    the bodies (with everything below them) and geoms they name: ``xform`` moves the whole
+    file, its floor too, so a robot lifted above its own floor drops it with
+    ``ignore_names=["floor"]`` (as newton's examples do); actuators of left-out joints are
+    left out too.  Returns the names, indices and actuators added (``physics.Imported``)."""
     root, directory, name = read_xml(CALL, source, "mujoco")
     _expand_includes(root, directory)
     if cfg is not None and not isinstance(cfg, ShapeConfig):
@@ -540,7 +559,7 @@ def add_mjcf(builder, source, xform=None, floating=None, cfg=None, up_axis="z",
         raise ValueError(f"{CALL}: floating must be True, False or None, got {floating!r}")
     density = checks.nonnegative(CALL, "density", density)
     reader = _Reader(builder, root, directory, name, xform, floating, cfg, up_axis, density,
-                     bool(collapse_fixed_joints))
+                     bool(collapse_fixed_joints), name_patterns(CALL, ignore_names))
     worldbodies = root.findall("worldbody")  # an <include> may bring more than one
     if not worldbodies:
         raise FormatError(f"{CALL}: {name} has no <worldbody>")
