@@ -4,6 +4,7 @@ and launches of ``rigid_kernels`` (SolverSemiImplicit) and ``xpbd_rigid_substep`
 through the solver's ``_launch`` (recorded launches, CPU graphs).
 """
 
+import numba
 import numpy as np
 
 import numba_sim as sim
@@ -68,11 +69,57 @@ def step_semi_implicit(solver, state_in, state_out, control, contacts, dt):
         sim.synchronize()
 
 
+WORLDS_PER_CPU_THREAD = 16
+"""On the CPU, the XPBD rigid substep takes consecutive worlds in blocks, up to this
+many blocks per Numba thread (a thread per world of one pendulum cost 10% more CPU time
+than one thread for all: each thread unpacks the model's arrays)."""
+
+
+def world_groups(model, cpu):
+    """The XPBD rigid substep's threads (groups) as spans of bodies and joints and each
+    world's group: ``(body_start, joint_start, world_group)``, ``group_count + 1``
+    entries each but the last (``num_worlds``).  One group per world (CUDA) or per block
+    of consecutive worlds (CPU, ``WORLDS_PER_CPU_THREAD``) when the worlds never share a
+    moving part (bodies are world-major with worlds >= 0 by construction; every joint's
+    bodies in its own world, joints world-major), else one group for everything.  Worlds
+    never collide (static global shapes belong to no body), so a group's thread meets
+    each of its worlds' bodies, joints and contacts in the serial order: the same
+    arithmetic."""
+    bodies, joints, worlds = model.body_count, model.joint_count, model.num_worlds
+    serial = (np.array([0, bodies]), np.array([0, joints]), np.zeros(worlds, np.int64))
+    if worlds < 2:
+        return serial
+    body_world = sim.to_numpy(model.body_world).astype(np.int64)
+    joint_world = sim.to_numpy(model.joint_world).astype(np.int64)
+    if np.any(np.diff(body_world) < 0) or np.any(np.diff(joint_world) < 0) or \
+            np.any(body_world < 0) or np.any(joint_world < 0):
+        return serial
+    for ends in (model.joint_parent, model.joint_child):
+        ends = sim.to_numpy(ends).astype(np.int64)
+        moved = ends >= 0
+        if np.any(body_world[ends[moved]] != joint_world[moved]):
+            return serial
+    groups = worlds
+    if cpu:
+        groups = min(worlds, WORLDS_PER_CPU_THREAD * max(numba.config.NUMBA_NUM_THREADS, 1))
+    bounds = np.arange(groups + 1) * worlds // groups          # each group's first world
+    return (np.searchsorted(body_world, bounds, "left"),
+            np.searchsorted(joint_world, bounds, "left"),
+            np.repeat(np.arange(groups), np.diff(bounds)))
+
+
 def _xpbd_model(solver):
-    """The model's RigidModel struct, remade when a model attribute was assigned."""
+    """The model's RigidModel struct, remade when a model attribute was assigned (or
+    ``solver.rigid_world_threads`` changed)."""
     m = solver.model
+    key = (m._version, solver.rigid_world_threads)
     entry = solver.__dict__.get("_rigid_model")
-    if entry is None or entry[0] != m._version:
+    if entry is None or entry[0] != key:
+        body_start, joint_start, world_group = world_groups(m, solver._cpu)
+        if not solver.rigid_world_threads:
+            body_start, joint_start = body_start[[0, -1]], joint_start[[0, -1]]
+            world_group = np.zeros_like(world_group)
+        xp = m._xp
         struct = make_struct(
             xpbd_rigid_substep.RigidModel, body_count=m.body_count, com=m.body_com,
             inv_mass=m.body_inv_mass, inertia=m.body_inertia, inv_inertia=m.body_inv_inertia,
@@ -83,8 +130,12 @@ def _xpbd_model(solver):
             joint_lower=m.joint_limit_lower, joint_upper=m.joint_limit_upper,
             joint_target_ke=m.joint_target_ke, joint_target_kd=m.joint_target_kd,
             shape_body=m.shape_body, shape_mu=m.shape_material_mu,
-            shape_restitution=m.shape_material_restitution)
-        entry = solver._rigid_model = (m._version, struct)
+            shape_restitution=m.shape_material_restitution, body_world=m.body_world,
+            world_group=xp.asarray(world_group.astype(np.int32)),
+            group_count=len(body_start) - 1,
+            group_body_start=xp.asarray(body_start.astype(np.int32)),
+            group_joint_start=xp.asarray(joint_start.astype(np.int32)))
+        entry = solver._rigid_model = (key, struct)
     return entry[1]
 
 
@@ -100,8 +151,9 @@ def joint_inputs(solver, control):
 
 
 def step_xpbd(solver, state_in, state_out, control, contacts, dt):
-    """One XPBD substep of the bodies, joints (with their drives) and rigid contacts
-    (one launch)."""
+    """One XPBD substep of the bodies, joints (with their drives) and rigid contacts:
+    one launch, a thread per world or block of worlds where ``world_groups`` allows it
+    (then the contacts are first grouped so, ``group_contacts_kernel``)."""
     m = solver.model
     _check_states("SolverXPBD.step", m, (("state_in", state_in), ("state_out", state_out)))
     contacts = _contacts(solver, contacts)
@@ -116,15 +168,22 @@ def step_xpbd(solver, state_in, state_out, control, contacts, dt):
         drive_start=xp.zeros(dofs, dtype=np.float32),
         wrench=xp.zeros((n, 6), dtype=np.float32)))
     size = max(contacts.rigid_contact_max, 1)
-    entry = _scratch(solver, ("contacts", id(contacts)), lambda: (contacts, make_struct(
+    model = _xpbd_model(solver)
+    groups = model.group_count
+    entry = _scratch(solver, ("contacts", id(contacts), groups), lambda: (contacts, make_struct(
         xpbd_rigid_substep.RigidContacts, count=contacts.rigid_contact_count,
         shape0=contacts.rigid_contact_shape0, shape1=contacts.rigid_contact_shape1,
         point0=contacts.rigid_contact_point0, point1=contacts.rigid_contact_point1,
         normal=contacts.rigid_contact_normal, thickness0=contacts.rigid_contact_thickness0,
         thickness1=contacts.rigid_contact_thickness1,
-        lambda_n=xp.zeros(size, dtype=np.float32), vn=xp.zeros(size, dtype=np.float32))))
-    solver._launch(xpbd_rigid_substep.xpbd_rigid_substep_kernel, 1, [
-        state_in.body_q, state_in.body_qd, state_in.body_f, _xpbd_model(solver), entry[1],
+        lambda_n=xp.zeros(size, dtype=np.float32), vn=xp.zeros(size, dtype=np.float32),
+        group_start=xp.zeros(groups + 1, dtype=np.int32),
+        order=xp.zeros(size if groups > 1 else 1, dtype=np.int32))))
+    if groups > 1 and contacts.rigid_contact_max:
+        solver._launch(xpbd_rigid_substep.group_contacts_kernel, 1, [
+            entry[1], m.shape_body, m.body_world, model.world_group, groups])
+    solver._launch(xpbd_rigid_substep.xpbd_rigid_substep_kernel, groups, [
+        state_in.body_q, state_in.body_qd, state_in.body_f, model, entry[1],
         scratch, *joint_inputs(solver, control), solver._gravity(), solver.angular_damping, solver.iterations, dt,
         state_out.body_q, state_out.body_qd])
     if not solver._cpu:

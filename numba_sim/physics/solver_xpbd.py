@@ -60,6 +60,8 @@ class SolverXPBD(SubstepLaunches):
             raise ValueError(f"{call}: fuse=True runs a substep on one CPU thread; the model is "
                              f"on {model.device!r}")
         self.fused = bool(fuse)
+        self.rigid_world_threads = True   # bodies: one thread per world where they allow
+        #   (rigid_step.world_groups); False runs every world on one thread
         self._cpu = cpu
         n = model.particle_count
         self._x0 = xp.zeros((n, 3), dtype=np.float32)

@@ -42,11 +42,17 @@ class RigidModel:
     shape_body: INTS
     shape_mu: FLOATS
     shape_restitution: FLOATS
+    body_world: INTS
+    world_group: INTS         # each world's group (thread)
+    group_count: int          # threads: 1 (everything), one per world or block of worlds
+    group_body_start: INTS    # group g's bodies: [start[g], start[g + 1])
+    group_joint_start: INTS   # likewise its joints
 
 
 @sim.struct
 class RigidContacts:
-    """A ``Contacts``' rigid contacts, with the solver's per-contact scratch."""
+    """A ``Contacts``' rigid contacts, with the solver's per-contact scratch and, for one
+    thread per world, the contacts of each world in slot order."""
 
     count: INTS
     shape0: INTS
@@ -58,6 +64,8 @@ class RigidContacts:
     thickness1: FLOATS
     lambda_n: FLOATS
     vn: FLOATS
+    group_start: INTS         # group g's contacts: order[start[g] .. start[g + 1]]
+    order: INTS               # (with more than one group; group_contacts_kernel)
 
 
 @sim.struct
@@ -75,18 +83,61 @@ class RigidScratch:
     wrench: SPATIAL
 
 
+@sim.func
+def contact_group(c: int, contacts: RigidContacts, shape_body: INTS, body_world: INTS,
+                  world_group: INTS):
+    """The group of contact *c*'s world (shape0's body's, else shape1's: one is a
+    body's)."""
+    b = shape_body[contacts.shape0[c]]
+    if b < 0:
+        b = shape_body[contacts.shape1[c]]
+    return world_group[body_world[b]]
+
+
+@sim.kernel
+def group_contacts_kernel(contacts: RigidContacts, shape_body: INTS, body_world: INTS,
+                          world_group: INTS, group_count: int):
+    """One thread: a counting sort of the contacts by group, stable (each group's
+    contacts in slot order, as the serial kernel meets them)."""
+    start = contacts.group_start
+    order = contacts.order
+    n = contacts.count[0]
+    for g in range(group_count + 1):
+        start[g] = 0
+    for c in range(n):
+        g = contact_group(c, contacts, shape_body, body_world, world_group)
+        start[g + 1] = start[g + 1] + 1
+    for g in range(group_count):
+        start[g + 1] = start[g + 1] + start[g]
+    for c in range(n):      # start[g] as group g's cursor
+        g = contact_group(c, contacts, shape_body, body_world, world_group)
+        order[start[g]] = c
+        start[g] = start[g] + 1
+    for i in range(group_count):    # the cursors ended at the next group's start
+        g = group_count - i
+        start[g] = start[g - 1]
+    start[0] = 0
+
+
+@sim.func
+def nth_contact(i: int, grouped: bool, order: INTS):
+    """The *i*-th contact a thread meets: slot *i*, or *order*'s *i*-th with groups."""
+    c = i
+    if grouped:
+        c = int(order[i])
+    return c
+
+
 @sim.kernel
 def xpbd_rigid_substep_kernel(
         body_q: TRANSFORMS, body_qd: SPATIAL, body_f: SPATIAL, model: RigidModel,
         contacts: RigidContacts, scratch: RigidScratch, target_q: FLOATS, target_qd: FLOATS,
         joint_f: FLOATS, gravity: sim.vec3, angular_damping: float, iterations: int, dt: float,
         body_q_out: TRANSFORMS, body_qd_out: SPATIAL):
-    body_count = model.body_count
     com = model.com
     inv_mass = model.inv_mass
     inertia = model.inertia
     inv_inertia = model.inv_inertia
-    joint_count = model.joint_count
     joint_type = model.joint_type
     joint_parent = model.joint_parent
     joint_child = model.joint_child
@@ -118,9 +169,22 @@ def xpbd_rigid_substep_kernel(
     drive_lambda = scratch.drive_lambda
     drive_start = scratch.drive_start
     wrench = scratch.wrench
-    n_contacts = contacts.count[0]
+    # this thread's world (or everything): its bodies, joints and contacts
+    group = sim.tid()
+    b_first = model.group_body_start[group]
+    b_last = model.group_body_start[group + 1]
+    j_first = model.group_joint_start[group]
+    j_last = model.group_joint_start[group + 1]
+    grouped = model.group_count > 1
+    c_first = 0
+    c_last = contacts.count[0]
+    if grouped:
+        c_first = contacts.group_start[group]
+        c_last = contacts.group_start[group + 1]
+    order = contacts.order
     # 1. normal velocities before the step
-    for c in range(n_contacts):
+    for i in range(c_first, c_last):
+        c = nth_contact(i, grouped, order)
         b0 = shape_body[contact_shape0[c]]
         b1 = shape_body[contact_shape1[c]]
         p0, r0 = body_point(b0, contact_point0[c], body_q, com)
@@ -130,12 +194,12 @@ def xpbd_rigid_substep_kernel(
         contact_lambda[c] = 0.0
     # drives: each driven coordinate at the start of the substep (its rate's reference);
     # external wrenches: body_f and the joints' forces (control.joint_f)
-    for b in range(body_count):
+    for b in range(b_first, b_last):
         X = body_q[b]
         xs[b] = sim.transform_point(X, com[b])
         qs[b] = sim.transform_get_rotation(X)
         wrench[b] = body_f[b]
-    for j in range(joint_count):
+    for j in range(j_first, j_last):
         d = joint_qd_start[j]
         jtype = joint_type[j]
         if jtype == REVOLUTE or jtype == PRISMATIC:
@@ -151,7 +215,7 @@ def xpbd_rigid_substep_kernel(
                         jtype, joint_parent[j], joint_child[j], joint_X_p[j], joint_X_c[j],
                         joint_axis, d, n_lin, dofs - n_lin, k, xs, qs, com)
     # 2. predict
-    for b in range(body_count):
+    for b in range(b_first, b_last):
         X = body_q[b]
         q = sim.transform_get_rotation(X)
         x = sim.transform_point(X, com[b])
@@ -173,7 +237,7 @@ def xpbd_rigid_substep_kernel(
         body_qd_out[b] = sim.spatial_vector(v, w)
     # 3. constraints, Gauss-Seidel
     for it in range(iterations):
-        for j in range(joint_count):
+        for j in range(j_first, j_last):
             d = joint_qd_start[j]
             axis = sim.vec3()
             lower = -1.0e38
@@ -208,7 +272,8 @@ def xpbd_rigid_substep_kernel(
                             joint_lower[e], joint_upper[e], target_q[e], target_qd[e],
                             joint_target_ke[e], joint_target_kd[e], drive_start[e],
                             drive_lambda[e], dt, xs, qs, com, inv_mass, inertia, inv_inertia)
-        for c in range(n_contacts):
+        for i in range(c_first, c_last):
+            c = nth_contact(i, grouped, order)
             b0 = shape_body[contact_shape0[c]]
             b1 = shape_body[contact_shape1[c]]
             n = contact_normal[c]
@@ -219,7 +284,7 @@ def xpbd_rigid_substep_kernel(
                 contact_lambda[c] = contact_lambda[c] + apply_positional(
                     b1, b0, r1, r0, n * (-depth), xs, qs, inv_mass, inv_inertia)
     # 4. velocities from positions
-    for b in range(body_count):
+    for b in range(b_first, b_last):
         if inv_mass[b] > 0.0:
             qd = body_qd_out[b]
             dq = qs[b] * sim.quat_inverse(q_pred[b])
@@ -234,7 +299,8 @@ def xpbd_rigid_substep_kernel(
     #    normal impulse and so to the friction)
     g = sim.length(gravity)
     for sweep in range(VELOCITY_SWEEPS):
-        for c in range(n_contacts):
+        for i in range(c_first, c_last):
+            c = nth_contact(i, grouped, order)
             lam = contact_lambda[c]
             if lam < 0.0:
                 s0 = contact_shape0[c]
@@ -264,6 +330,6 @@ def xpbd_rigid_substep_kernel(
                 apply_velocity_change(b1, b0, r1, r0, dv_n, qs, body_qd_out, inv_mass,
                                       inv_inertia)
     # 6. poses of the body origins
-    for b in range(body_count):
+    for b in range(b_first, b_last):
         q = qs[b]
         body_q_out[b] = sim.transform(xs[b] - sim.quat_rotate(q, com[b]), q)
