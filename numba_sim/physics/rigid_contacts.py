@@ -773,6 +773,8 @@ def collide_rigid(model, state, contacts):
         raise ValueError(f"collide: state has {state.body_q.shape[0]} bodies, the model "
                          f"{model.body_count} (a State of another model?)")
     contacts.rigid_contact_count[...] = 0
+    # a new contact set: SolverXPBD regroups its contacts by world once per version
+    contacts.rigid_contact_version = getattr(contacts, "rigid_contact_version", 0) + 1
     if not (model.body_count and contacts.rigid_contact_max):
         return
     sim.launch(plane_contacts_kernel, dim=model.shape_count, inputs=[

@@ -12,6 +12,7 @@ from numba_sim.physics import rigid_kernels, xpbd_rigid_substep
 from numba_sim.physics.kernels import make_struct
 from numba_sim.physics.model import Contacts
 from numba_sim.physics.rigid_contacts import rigid_contact_arrays
+from numba_sim.physics.stepping import capturing
 
 
 def _check_states(call, model, states):
@@ -150,10 +151,26 @@ def joint_inputs(solver, control):
     return m.joint_target_q, zeros, zeros
 
 
+def _regroup(solver, contacts, groups):
+    """Whether *contacts* need grouping by world again: a version of them (one
+    ``collide``) not grouped yet for this solver, contacts that ``collide`` did not make
+    (no version), or a capture (a graph replays after later collides)."""
+    version = getattr(contacts, "rigid_contact_version", None)
+    if version is None or capturing() or \
+            (not solver._cpu and solver.model._xp.cuda.get_current_stream().is_capturing()):
+        return True
+    seen = _scratch(solver, "grouped", dict)
+    key = (id(contacts), groups)       # as the RigidContacts scratch entry
+    if seen.get(key) == (contacts, version):
+        return False
+    seen[key] = (contacts, version)
+    return True
+
+
 def step_xpbd(solver, state_in, state_out, control, contacts, dt):
     """One XPBD substep of the bodies, joints (with their drives) and rigid contacts:
     one launch, a thread per world or block of worlds where ``world_groups`` allows it
-    (then the contacts are first grouped so, ``group_contacts_kernel``)."""
+    (the contacts grouped so first, ``group_contacts_kernel``, once per ``collide``)."""
     m = solver.model
     _check_states("SolverXPBD.step", m, (("state_in", state_in), ("state_out", state_out)))
     contacts = _contacts(solver, contacts)
@@ -179,7 +196,7 @@ def step_xpbd(solver, state_in, state_out, control, contacts, dt):
         lambda_n=xp.zeros(size, dtype=np.float32), vn=xp.zeros(size, dtype=np.float32),
         group_start=xp.zeros(groups + 1, dtype=np.int32),
         order=xp.zeros(size if groups > 1 else 1, dtype=np.int32))))
-    if groups > 1 and contacts.rigid_contact_max:
+    if groups > 1 and contacts.rigid_contact_max and _regroup(solver, contacts, groups):
         solver._launch(xpbd_rigid_substep.group_contacts_kernel, 1, [
             entry[1], m.shape_body, m.body_world, model.world_group, groups])
     solver._launch(xpbd_rigid_substep.xpbd_rigid_substep_kernel, groups, [
