@@ -3,7 +3,6 @@ coordinates, read back by eval_ik) held within its limits, driven to its target;
 MJCF humanoid (hips of three hinges, abdomen and shoulders of two) dropped on the
 ground keeps every joint within its range."""
 
-import math
 from pathlib import Path
 
 import numpy as np
