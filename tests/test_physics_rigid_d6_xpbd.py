@@ -194,3 +194,26 @@ def test_replicated_boxes_rest_on_the_ground_in_every_world():
         for _ in range(10):
             solver.step(state, state, None, contacts, 1.0 / 600.0)
     np.testing.assert_allclose(state.body_q[:, 2], 0.1, atol=1e-4)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_xpbd_d6_joint_forces_turn_each_angle(n):
+    """Without gravity, from rest: joint_f of 10 N m on the first angle, then on the
+    second, turns that angle by tau t^2 / (2 I_pivot) (0.2 s: 0.0599 rad; I_pivot =
+    m (hx^2 + hz^2) / 3 = 3.342 kg m^2) and leaves the others within 5e-4."""
+    I_pivot = 10.0 * (0.1 ** 2 + 1.0 ** 2) / 12.0 + 10.0 * 0.5 ** 2
+    for k in range(2):
+        model = rod_on_d6(AXES[n], gravity=0.0)
+        solver = physics.SolverXPBD(model)
+        state = model.state()
+        control = model.control()
+        control.joint_f[k] = 10.0
+        steps, dt = 120, 1.0 / 600.0
+        for _ in range(steps):
+            solver.step(state, state, control, None, dt)
+        q, _ = angles(model, state)
+        t = steps * dt
+        expected = 10.0 * t * t / (2.0 * I_pivot)
+        assert abs(q[k] - expected) < 0.02 * expected, (k, q, expected)
+        others = np.delete(q, k)
+        assert np.abs(others).max() < 5e-4

@@ -90,6 +90,43 @@ def add_joint_force(jtype: int, parent: int, child: int, X_p: sim.transform, axi
 
 
 @sim.func
+def add_d6_joint_forces(parent: int, child: int, X_p: sim.transform, X_c: sim.transform,
+                        axes: VEC3, d: int, n_lin: int, n_ang: int, joint_f: FLOATS,
+                        xs: VEC3, qs: QUATS, com: VEC3, wrench: SPATIAL):
+    """A D6's ``joint_f``: forces along its linear axes (parent frame), and the torque
+    whose work on each angle's rate is that angle's ``joint_f`` (``C^T tau = f`` with
+    ``C`` the turned axes, with two axes the locked third among them, its force 0: the
+    generalized force of SolverFeatherstone's coordinates), on the child and (opposite)
+    the parent, at the centres of mass."""
+    q1, a1, r1 = joint_frame(parent, X_p, xs, qs, com)
+    q2, a2, r2 = joint_frame(child, X_c, xs, qs, com)
+    f = sim.vec3()
+    for k in range(n_lin):
+        f = f + sim.quat_rotate(q1, axes[d + k]) * joint_f[d + k]
+    t = sim.vec3()
+    a = d + n_lin
+    if n_ang == 1:
+        t = sim.quat_rotate(q1, axes[a]) * joint_f[a]
+    elif n_ang >= 2:
+        angles = d6_euler_angles(sim.quat_inverse(q1) * q2, axes, a, n_ang)
+        tau = sim.vec3(joint_f[a], joint_f[a + 1], 0.0)
+        if n_ang == 3:
+            tau[2] = joint_f[a + 2]
+        Ct = sim.mat33()            # rows: the turned axes
+        for k in range(3):
+            c = d6_turned_axis(q1, axes, a, n_ang, angles, k)
+            for i in range(3):
+                Ct[k, i] = c[i]
+        if sim.abs(sim.determinant(Ct)) > 1.0e-6:
+            t = sim.inverse(Ct) * tau
+    if sim.length(f) > 0.0 or sim.length(t) > 0.0:
+        w = sim.spatial_vector(f, t)
+        wrench[child] = wrench[child] + w
+        if parent >= 0:
+            wrench[parent] = wrench[parent] - w
+
+
+@sim.func
 def solve_drive(jtype: int, parent: int, child: int, X_p: sim.transform, X_c: sim.transform,
                 axes: VEC3, d: int, n_lin: int, n_ang: int, k: int, lower: float,
                 upper: float, target: float, target_velocity: float, ke: float, kd: float,

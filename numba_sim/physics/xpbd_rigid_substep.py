@@ -7,7 +7,9 @@ from numba_sim.physics.rigid_kernels import (
     FLOATS, INTS, MAT33, SPATIAL, TRANSFORMS, VEC3, angular_acceleration, body_point,
     integrate_rotation, point_velocity,
 )
-from numba_sim.physics.xpbd_dofs import add_joint_force, dof_coordinate, solve_d6, solve_drive
+from numba_sim.physics.xpbd_dofs import (
+    add_d6_joint_forces, add_joint_force, dof_coordinate, solve_d6, solve_drive,
+)
 from numba_sim.physics.xpbd_rigid import (
     QUATS, VELOCITY_SWEEPS, apply_positional, apply_velocity_change, positional_inverse_mass,
     solve_distance, solve_joint, solving_point,
@@ -205,6 +207,11 @@ def xpbd_rigid_substep_kernel(
         if jtype == REVOLUTE or jtype == PRISMATIC:
             add_joint_force(jtype, joint_parent[j], joint_child[j], joint_X_p[j],
                             joint_axis[d], joint_f[d], qs, wrench)
+        elif jtype == D6:
+            n_lin = joint_linear_dofs[j]
+            add_d6_joint_forces(joint_parent[j], joint_child[j], joint_X_p[j], joint_X_c[j],
+                                joint_axis, d, n_lin, joint_qd_start[j + 1] - d - n_lin,
+                                joint_f, xs, qs, com, wrench)
         if jtype == REVOLUTE or jtype == PRISMATIC or jtype == D6:
             n_lin = joint_linear_dofs[j]
             dofs = joint_qd_start[j + 1] - d
