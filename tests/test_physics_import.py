@@ -258,6 +258,16 @@ def test_euler_sequences_and_radians(sequence, scipy_sequence):
     assert (builder.joint_limit_lower[0], builder.joint_limit_upper[0]) == (-1.0, 0.5)
 
 
+def test_static_geoms_in_frames_are_added_once():
+    builder = physics.ModelBuilder()
+    builder.add_mjcf("""<mujoco><worldbody><frame pos="0 0 1" euler="0 0 90">
+        <geom type="box" size="1 2 0.1" pos="1 0 0"/><frame pos="0 0 1"><geom size="0.2"/></frame>
+        </frame></worldbody></mujoco>""")
+    assert builder.shape_type == [GeoType.BOX, GeoType.SPHERE]
+    np.testing.assert_allclose(builder.shape_transform[0][:3], [0.0, 1.0, 1.0], atol=1e-12)
+    np.testing.assert_allclose(builder.shape_transform[1][:3], [0.0, 0.0, 2.0], atol=1e-12)
+
+
 def test_mjcf_ellipsoid_is_a_sphere_of_its_mass():
     builder = physics.ModelBuilder()
     builder.add_mjcf("""<mujoco><worldbody><body><freejoint/>
@@ -426,6 +436,9 @@ BAD_MJCF = [
     ('<mujoco><worldbody><body><joint axis="1 0 0"/><joint axis="1 1 0"/></body></worldbody>'
      '</mujoco>', "make no D6 joint: add_joint_d6: angular_axes must be orthogonal"),
     ('<mujoco><compiler angle="grad"/><worldbody/></mujoco>', "expected degree or radian"),
+    ('<mujoco><worldbody><body zaxis="0 0 0"/></worldbody></mujoco>', "zaxis='0 0 0' is zero"),
+    ('<mujoco><worldbody><body xyaxes="1 0 0 2 0 0"/></worldbody></mujoco>',
+     "are not two independent directions"),
 ]
 
 

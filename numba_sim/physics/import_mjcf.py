@@ -165,12 +165,18 @@ class _Reader:
             return quat_euler(angles, self.compiler.euler_sequence)
         if "xyaxes" in attrs:
             values = numbers(CALL, element, "xyaxes", 6)
-            x = values[:3] / np.linalg.norm(values[:3])
+            x = values[:3] / max(np.linalg.norm(values[:3]), 1e-300)
             y = values[3:] - (values[3:] @ x) * x
+            if np.linalg.norm(values[:3]) < 1e-12 or np.linalg.norm(y) < 1e-12:
+                raise FormatError(f"{CALL}: <{where}> xyaxes={attrs['xyaxes']!r} are not two "
+                                  "independent directions")
             y /= np.linalg.norm(y)
             return quat_matrix(np.column_stack([x, y, np.cross(x, y)]))
         if "zaxis" in attrs:
-            return quat_between([0.0, 0.0, 1.0], numbers(CALL, element, "zaxis", 3))
+            z = numbers(CALL, element, "zaxis", 3)
+            if np.linalg.norm(z) < 1e-12:
+                raise FormatError(f"{CALL}: <{where}> zaxis={attrs['zaxis']!r} is zero")
+            return quat_between([0.0, 0.0, 1.0], z)
         return np.array([0.0, 0.0, 0.0, 1.0])
 
     def local_xform(self, attrs, where):
@@ -188,10 +194,7 @@ class _Reader:
             elif child.tag == "frame":
                 cls = child.get("childclass", childclass)
                 frame = compose(world, self.local_xform(self.attributes(child, cls), "frame"))
-                if static:
-                    for geom in child.findall("geom"):
-                        self.add_geom(geom, -1, frame, cls, with_mass=False)
-                self.read_children(child, body, frame, cls, static)
+                self.read_children(child, body, frame, cls, static)  # (static geoms too)
             elif child.tag == "geom" and static:
                 self.add_geom(child, -1, world, childclass, with_mass=False)
 
