@@ -14,6 +14,7 @@ import numpy as np
 
 from numba_sim.physics import checks
 from numba_sim.physics.builder_rigid import _compose, _inverse, _transform7
+from numba_sim.physics.definitions import ShapeConfig
 
 IDENTITY = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
 
@@ -89,6 +90,17 @@ def read_xml(call, source, root_tag):
     if root.tag != root_tag:
         raise FormatError(f"{call}: {name} has a <{root.tag}> root; expected <{root_tag}>")
     return root, directory, name
+
+
+def material(cfg, density, mu, collides):
+    """The ``ShapeConfig`` of one imported shape: the caller's contact material *cfg* with
+    this shape's *density* and friction *mu*, colliding only if *collides* (and *cfg*
+    lets it)."""
+    return ShapeConfig(density=density, ke=cfg.ke, kd=cfg.kd, kf=cfg.kf, mu=mu,
+                       restitution=cfg.restitution, thickness=cfg.thickness,
+                       collision_group=cfg.collision_group,
+                       has_particle_collision=collides and cfg.has_particle_collision,
+                       has_shape_collision=collides and cfg.has_shape_collision)
 
 
 def name_patterns(call, names):

@@ -36,8 +36,8 @@ import numpy as np
 from numba_sim.physics import checks
 from numba_sim.physics.definitions import GeoType, ShapeConfig
 from numba_sim.physics.import_common import (
-    IDENTITY, Actuator, FormatError, Imported, compose, inverse, merge_into, mesh_file, name_patterns,
-    number, numbers, placement, quat_axis_angle, quat_between, quat_euler, quat_matrix,
+    IDENTITY, Actuator, FormatError, Imported, compose, inverse, material, merge_into, mesh_file,
+    name_patterns, number, numbers, placement, quat_axis_angle, quat_between, quat_euler, quat_matrix,
     read_xml, resolve_asset, rotated_inertia,
 )
 from numba_sim.physics.inertia import solid_mass_properties
@@ -323,12 +323,7 @@ class _Reader:
                 density *= float(size[0] * size[1] * size[2]) / radius ** 3 if radius > 0 else 0.0
             if density < 0.0:
                 raise FormatError(f"{CALL}: <{where}> has a negative density ({density})")
-        return ShapeConfig(density=density, ke=self.cfg.ke, kd=self.cfg.kd, kf=self.cfg.kf,
-                           mu=float(friction[0]), restitution=self.cfg.restitution,
-                           thickness=self.cfg.thickness,
-                           collision_group=self.cfg.collision_group,
-                           has_particle_collision=collides and self.cfg.has_particle_collision,
-                           has_shape_collision=collides and self.cfg.has_shape_collision)
+        return material(self.cfg, density, float(friction[0]), collides)
 
     def geom_volume(self, geo, kind, size, attrs, where):
         if geo == GeoType.MESH:

@@ -25,7 +25,8 @@ import numpy as np
 
 from numba_sim.physics.definitions import ShapeConfig
 from numba_sim.physics.import_common import (
-    IDENTITY, FormatError, Imported, compose, mesh_file, number, numbers, placement, quat_rpy,
+    IDENTITY, FormatError, Imported, compose, material, mesh_file, number, numbers, placement,
+    quat_rpy,
     read_xml, resolve_asset, rotated_inertia,
 )
 from numba_sim.physics import checks
@@ -62,10 +63,9 @@ class _Reader:
             if name in self.links:
                 raise FormatError(f"{CALL}: link {name!r} is defined twice")
             self.links[name] = link
-        self.joints = []
         parent_of = {}
-        for joint in root.findall("joint"):
-            name = joint.get("name") or f"joint{len(self.joints)}"
+        for k, joint in enumerate(root.findall("joint")):
+            name = joint.get("name") or f"joint{k}"
             ends = []
             for tag in ("parent", "child"):
                 element = joint.find(tag)
@@ -150,12 +150,7 @@ class _Reader:
         where = f"<{kind}> of link {link_name!r}"
         xform = _origin(element)
         placed = (xform[:3], xform[3:])
-        cfg = ShapeConfig(density=0.0, ke=self.cfg.ke, kd=self.cfg.kd, kf=self.cfg.kf,
-                          mu=self.cfg.mu, restitution=self.cfg.restitution,
-                          thickness=self.cfg.thickness,
-                          collision_group=self.cfg.collision_group,
-                          has_particle_collision=collides and self.cfg.has_particle_collision,
-                          has_shape_collision=collides and self.cfg.has_shape_collision)
+        cfg = material(self.cfg, 0.0, self.cfg.mu, collides)
         builder = self.builder
 
         def positive(key):
