@@ -1,0 +1,116 @@
+"""The hand-written adjoints: only where the derived one is wrong or differs from Warp.
+
+Each is a formula ``adjoint(sig, *args, adj_ret) -> [adjoint per argument]`` over
+component lists, like the derived ones, and follows Warp's own adjoint
+(warp/native/vec.h, mat.h, builtin.h):
+
+* ``normalize`` of a vector or quaternion: ``(g - r (r . g)) / |a|`` with ``r`` the
+  result, and 0 where ``|a| = 0`` (the derived one divides 0 by 0 there: NaN);
+* ``inverse`` / ``inverse_approx``: ``-A^-T g A^-T`` from the result (cheaper than the
+  derived adjoint of the cofactor formulas, and 0 for a singular matrix, whose inverse
+  Warp gives as 0);
+* ``min`` / ``max`` of two scalars or two vectors (componentwise) and ``clamp``: Warp routes
+  the adjoint of a tie to the second operand (``a < b ? a : b`` for min), and a NaN
+  operand's to the other one; the formulas' selects would route a tie to the first.
+  ``clamp(x, lo, hi)`` is Warp's ``min(max(lo, x), hi)`` with those rules.
+"""
+
+from numba.core import types
+
+from numba_sim import algebra
+from numba_sim.typing.value_types import ValueType
+
+
+def _zero(x):
+    return algebra.zero_like(x)
+
+
+def _normalize(sig, a, g):
+    length = algebra.length(a)
+    positive = length > _zero(length)
+    inv = algebra.div(algebra.one_like(length), length)
+    result = [algebra.div(x, length) for x in a]
+    projection = algebra.dot(result, g)
+    return [[algebra.select(positive, gi * inv - ri * projection * inv, _zero(gi))
+             for gi, ri in zip(g, result)]]
+
+
+def _inverse(sig, m, g):
+    n = sig.args[0].shape[0]
+    inverse_t = algebra.transpose(algebra.inverse(m, n), n, n)
+    product = algebra.mat_mat(algebra.mat_mat(inverse_t, g, n, n, n), inverse_t, n, n, n)
+    return [algebra.neg(product)]
+
+
+def _is_nan(x):
+    return x != x
+
+
+def _routes_to_first(smaller):
+    """Warp's adj_min (smaller) / adj_max: whether the adjoint goes to the first operand."""
+    def routes(a, b):
+        wins = (a < b) if smaller else (a > b)
+        return ~_is_nan(a) & (_is_nan(b) | wins)
+
+    return routes
+
+
+def _split_adjoint(to_first, g):
+    zero = _zero(g)
+    return algebra.select(to_first, g, zero), algebra.select(to_first, zero, g)
+
+
+def _extremum(smaller):
+    routes = _routes_to_first(smaller)
+
+    def adjoint(sig, a, b, g):
+        if isinstance(a, list):
+            pairs = [_split_adjoint(routes(x, y), gi) for x, y, gi in zip(a, b, g)]
+            return [[p[0] for p in pairs], [p[1] for p in pairs]]
+        return list(_split_adjoint(routes(a, b), g))
+
+    return adjoint
+
+
+def _clamp(sig, x, low, high, g):
+    """Warp's adj_clamp: m = max(low, x); adj_min(m, high); adj_max(low, x)."""
+    m = algebra.maximum(low, x)
+    adj_m, adj_high = _split_adjoint(_routes_to_first(True)(m, high), g)
+    adj_low, adj_x = _split_adjoint(_routes_to_first(False)(low, x), adj_m)
+    return [adj_x, adj_low, adj_high]
+
+
+def _binary_forms(sig):
+    """min / max: the two-operand forms (two scalars, two vectors), not the reductions."""
+    return len(sig.args) == 2
+
+
+def _table():
+    import numba_sim as sim
+
+    return {
+        sim.normalize: (lambda sig: True, _normalize),
+        sim.inverse: (lambda sig: isinstance(sig.args[0], ValueType), _inverse),
+        sim.inverse_approx: (lambda sig: isinstance(sig.args[0], ValueType), _inverse),
+        sim.min: (_binary_forms, _extremum(True)),
+        sim.max: (_binary_forms, _extremum(False)),
+        sim.clamp: (lambda sig: isinstance(sig.args[0], (types.Float, types.Integer)), _clamp),
+    }
+
+
+_overrides = None
+
+
+def overridden_keys():
+    global _overrides
+    if _overrides is None:
+        _overrides = _table()
+    return _overrides
+
+
+def find(key, sig):
+    """The hand-written adjoint of *key*'s variant for *sig*, or None (derive it)."""
+    entry = overridden_keys().get(key)
+    if entry is None or not entry[0](sig):
+        return None
+    return entry[1]
