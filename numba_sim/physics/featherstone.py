@@ -107,7 +107,7 @@ def d6_motion(axes: VEC3, d0: int, linear: int, dofs: int, q: FLOATS, qs: int):
     return sim.transform(p, r)
 
 
-@sim.func
+@sim.func(inline=True)
 def joint_motion(jtype: int, axes: VEC3, d0: int, linear: int, dofs: int, q: FLOATS,
                  qs: int):
     """The joint's transform X_j(q) from the parent's joint frame to the child's."""
@@ -127,7 +127,7 @@ def joint_motion(jtype: int, axes: VEC3, d0: int, linear: int, dofs: int, q: FLO
     return X
 
 
-@sim.func
+@sim.func(inline=True)
 def parent_pose(parent: int, body_q: TRANSFORMS):
     X = sim.transform_identity()
     if parent >= 0:
@@ -135,7 +135,7 @@ def parent_pose(parent: int, body_q: TRANSFORMS):
     return X
 
 
-@sim.func
+@sim.func(inline=True)
 def forward_kinematics(m: ArticulationModel, first: int, last: int, joint_q: FLOATS,
                        joint_qd: FLOATS, body_q: TRANSFORMS, body_qd: SPATIAL,
                        scratch: ArticulationScratch):
@@ -219,13 +219,13 @@ def forward_kinematics(m: ArticulationModel, first: int, last: int, joint_q: FLO
         body_qd[child] = sim.spatial_vector(v + sim.cross(w, c), w)
 
 
-@sim.func
+@sim.func(inline=True)
 def momentum(mass: float, h: sim.vec3, I: sim.mat33, w: sim.vec3, v: sim.vec3):
     """A spatial inertia (m, h, I) times the motion (w, v): (I w + h x v, m v - h x w)."""
     return I * w + sim.cross(h, v), v * mass - sim.cross(h, w)
 
 
-@sim.func
+@sim.func(inline=True)
 def body_inertia_world(m: ArticulationModel, b: int, X: sim.transform):
     # the struct fields once (each use of a field would count references)
     m_body_com = m.body_com
@@ -313,7 +313,7 @@ def featherstone_step_kernel(
                           joint_qd_out, body_q, body_qd)
 
 
-@sim.func
+@sim.func(inline=True)
 def articulation_step(
         m: ArticulationModel, scratch: ArticulationScratch, a: int, kinematics_done: bool,
         body_f: SPATIAL,
