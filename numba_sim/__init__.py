@@ -47,6 +47,8 @@ from numba_sim.builtins.warp_math import *  # noqa: E402,F401,F403
 from numba_sim.map_kernels import map  # noqa: E402,A004 (Warp's wp.map)
 from numba_sim.errors import (  # noqa: E402
     KernelTypingError, WarpCodegenError, WarpCodegenTypeError, WarpCodegenValueError)
+from numba_sim.autodiff import (  # noqa: E402
+    Tape, adjoint, func_grad, func_replay, grad, requires_grad)
 
 __version__ = "0.1.0"
 
@@ -67,5 +69,5 @@ __all__ = sorted(
     ] + ["Float", "Int", "Scalar"] + [
         "LOG_DEBUG", "LOG_ERROR", "LOG_INFO", "LOG_WARNING", "Launch", "Module", "get_module",
         "get_module_options", "load_module", "set_module_options",
-    ]
+    ] + ["Tape", "adjoint", "func_grad", "func_replay", "grad", "requires_grad"]
 )

@@ -297,17 +297,20 @@ def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=Fals
     `check_warp_keywords`); ``n=length`` is Warp's older spelling of a 1-D *shape*.
     """
     check_warp_keywords(requires_grad, pinned)
-    return _allocate("zeros", _shape_argument(shape, n), dtype, device)
+    return with_gradient(_allocate("zeros", _shape_argument(shape, n), dtype, device),
+                         requires_grad)
 
 
 def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, *, n=None):
     check_warp_keywords(requires_grad, pinned)
-    return _allocate("empty", _shape_argument(shape, n), dtype, device)
+    return with_gradient(_allocate("empty", _shape_argument(shape, n), dtype, device),
+                         requires_grad)
 
 
 def ones(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, *, n=None):
     check_warp_keywords(requires_grad, pinned)
-    return _allocate("ones", _shape_argument(shape, n), dtype, device)
+    return with_gradient(_allocate("ones", _shape_argument(shape, n), dtype, device),
+                         requires_grad)
 
 
 def full(shape, value, dtype=None, device=None, requires_grad=False, pinned=False):
@@ -321,7 +324,7 @@ def full(shape, value, dtype=None, device=None, requires_grad=False, pinned=Fals
     result = _allocate("empty", shape, dtype, device)
     struct_records = getattr(dtype, "_records", None)  # a struct: its NumPy record
     result[...] = struct_records(value) if struct_records is not None else np.asarray(value)
-    return result
+    return with_gradient(result, requires_grad)
 
 
 def fill_dtype(value):
@@ -350,10 +353,12 @@ def zeros_like(a, device=None, requires_grad=False, pinned=False):
     (Warp's keywords, as `zeros`)."""
     check_warp_keywords(requires_grad, pinned)
     if device is not None:
-        return _allocate("zeros", a.shape, a.dtype, device)
-    if device_of(a) == "cuda":
-        return cupy_module().zeros_like(a)
-    return np.zeros_like(a)
+        result = _allocate("zeros", a.shape, a.dtype, device)
+    elif device_of(a) == "cuda":
+        result = cupy_module().zeros_like(a)
+    else:
+        result = np.zeros_like(a)
+    return with_gradient(result, requires_grad)
 
 
 def from_numpy(a, dtype=None, shape=None, device=None, requires_grad=False):
@@ -432,15 +437,21 @@ def current_device():
 
 def check_warp_keywords(requires_grad, pinned):
     """Warp's allocation keywords.  ``pinned`` (page-locked host memory, a transfer
-    speed hint) changes nothing for NumPy arrays; ``requires_grad=True`` needs autodiff,
-    which numba_sim does not have yet."""
+    speed hint) changes nothing for NumPy arrays; ``requires_grad=True`` registers a
+    gradient beside the array (`with_gradient`, numba_sim/autodiff/gradients.py)."""
     if not isinstance(pinned, (builtins.bool, np.bool_)):
         raise TypeError(f"pinned: expected a bool, got {pinned!r}")
     if not isinstance(requires_grad, (builtins.bool, np.bool_)):
         raise TypeError(f"requires_grad: expected a bool, got {requires_grad!r}")
-    if requires_grad:
-        raise NotImplementedError("requires_grad=True: numba_sim has no autodiff (Warp's Tape) "
-                                  "yet; allocate without it")
+
+
+def with_gradient(result, requires_grad):
+    """*result*, with a zero gradient registered beside it if *requires_grad*."""
+    if not requires_grad:
+        return result
+    from numba_sim.autodiff.gradients import requires_grad as register  # above this module
+
+    return register(result)
 
 
 _HOST_KEYWORDS = ("requires_grad", "pinned", "copy")
@@ -476,6 +487,10 @@ def host_array(data=None, dtype=None, shape=None, device=None, ndim=None, requir
     uninitialized array of *shape* is allocated (Warp's ``wp.array(shape=...)``).
     """
     check_warp_keywords(requires_grad, pinned)
+    return with_gradient(_host_array(data, dtype, shape, device, ndim, copy), requires_grad)
+
+
+def _host_array(data, dtype, shape, device, ndim, copy):
     if data is not None and isinstance(data, (type, np.dtype)):  # array(sim.vec3, shape=n)
         data, dtype = None, data
     if data is None:

@@ -27,6 +27,7 @@ from numba_sim import arrays, cache, cuda_fast_launch, cuda_launch, cuda_runtime
 from numba_sim import errors, launch_bounds, launch_capture, redefinition, structure_ids
 from numba_sim.cpu_scheduling import LaunchChoice
 from numba_sim.arrays import view
+from numba_sim.autodiff import recording as tape_recording
 from numba_sim.cuda_args import cuda_args
 from numba_sim.lowering.atomics import SERIAL_LAUNCHER_PREFIX
 from numba_sim.lowering.hints import borrowed, nonnegative
@@ -364,7 +365,7 @@ def _warn_dim_like_shape(kernel, dims, args):
 
 
 def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, record_cmd=False,
-           block_dim=None, max_blocks=None):
+           block_dim=None, max_blocks=None, adjoint=False, adj_inputs=None, adj_outputs=None):
     """Run *kernel* on ``dim`` threads (an int or a tuple of up to 4 ints).
 
     ``inputs`` and ``outputs`` are the kernel's arguments, in order.  The
@@ -375,8 +376,19 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, record_
     ``launch()`` runs it (and checks the launch size and structure ids then, since
     Warp's ``set_param_*`` may change them first).  Warp's ``block_dim`` and ``max_blocks``
     are accepted and leave the block size to numba_sim (docs/porting-from-warp.md).  Inside a CPU ``sim.capture`` a CPU launch is recorded
-    into the graph instead of run (launch_capture.py).
+    into the graph instead of run (launch_capture.py).  ``adjoint=True`` launches the
+    kernel's adjoint with the gradients *adj_inputs* and *adj_outputs*, and a launch while a
+    ``sim.Tape`` records is recorded on it (numba_sim/autodiff/tape.py).
     """
+    if adjoint or tape_recording.tapes:
+        return tape_recording.intercept(kernel, dim, inputs, outputs, device, stream, record_cmd,
+                                        adjoint, adj_inputs, adj_outputs)
+    return launch_forward(kernel, dim, inputs, outputs, device, stream, record_cmd)
+
+
+def launch_forward(kernel, dim, inputs=(), outputs=(), device=None, stream=None,
+                   record_cmd=False):
+    """`launch` of the kernel itself, never recorded on a tape."""
     try:
         generation = kernel.generation
         fast_launch = kernel.fast_launch  # a prepared CUDA signature's shortcut (cuda_fast_launch)

@@ -1,0 +1,32 @@
+"""Helpers the generated adjoint code calls (numba_sim/autodiff/adjoint_source.py).
+
+``zero_of(x)`` is a zero of ``x``'s type (a scalar, a vector, a matrix...: the type's null
+constant), so that an adjoint starts as the zero of its value's type whatever that type is
+(the adjoint source is generated before any typing).  It is a core Numba intrinsic, so it
+compiles for the CPU and for CUDA.
+"""
+
+from numba.core import types
+from numba.core.extending import intrinsic
+
+
+def _plain(numba_type):
+    """*numba_type* without literal values (an int literal's type is its integer type)."""
+    literal_type = getattr(numba_type, "literal_type", None)
+    return types.unliteral(numba_type) if literal_type is None else types.unliteral(literal_type)
+
+
+@intrinsic
+def zero_of(typingctx, value):
+    result = _plain(value)
+    if isinstance(result, (types.Array, types.NoneType)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return context.get_constant_null(signature.return_type)
+
+    return result(value), codegen
+
+
+HELPERS = {"__sim_zero_of": zero_of}
+"""The helpers by the names the generated adjoint source calls them."""

@@ -1,0 +1,339 @@
+"""Adjoint kernels and funcs: generated from the kernel language's syntax tree, compiled as
+kernel-language functions.
+
+``adjoint_kernel(kernel, ndim)`` is the adjoint of a ``@sim.kernel`` for launches of *ndim*
+dimensions: another :class:`~numba_sim.kernel.Kernel` whose parameters are the kernel's,
+then ``adj_<name>`` for each differentiable parameter (arrays of float-based dtypes, float
+and float value-type scalars), as Warp's adjoint kernels take them.  Its body
+(numba_sim/autodiff/adjoint_source.py) replays the forward computation without its stores
+and sweeps it in reverse; it goes through the kernel-language rewrite and Numba like any
+kernel, for the CPU and for CUDA, and it is built and compiled only when first needed
+(an adjoint launch, ``tape.backward``, ``kernel.compile(..., adjoint=True)``), so the
+forward compile time does not change.
+
+``adjoint_func(func)`` is the adjoint of a ``@sim.func``: a func taking the func's
+arguments, the adjoint arrays of its array parameters and ``adj_ret`` (when it returns a
+value), and returning one adjoint per non-array parameter; ``@sim.func_grad(f)`` replaces
+it (numba_sim/autodiff/custom_adjoints.py).
+"""
+
+import ast
+import builtins
+import inspect
+import itertools
+import linecache
+import sys
+
+import numpy as np
+
+from numba_sim import arrays, kernel_language
+from numba_sim.annotations import function_annotations, function_namespace
+from numba_sim.autodiff import adjoint_helpers
+from numba_sim.autodiff.activity import Activity
+from numba_sim.autodiff.adjoint_source import ATOMIC_ADD, ZERO, AdjointSource, _indent
+from numba_sim.autodiff.flatten import MultiAssign, flatten
+from numba_sim.types import Value
+
+_sources = itertools.count()
+
+_PYTHON_BUILTINS_AS_SIM = {builtins.min: "min", builtins.max: "max", builtins.abs: "abs"}
+"""Python builtins a kernel calls whose adjoints are those of numba_sim's builtins."""
+
+
+class AdjointError(kernel_language.KernelSourceError):
+    """A kernel or func whose adjoint cannot be generated (the construct is named)."""
+
+
+def is_differentiable_dtype(dtype):
+    """Whether elements of *dtype* (a scalar type or a value type) are floats."""
+    try:
+        scalar, _ = arrays.storage_of(dtype)
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return np.dtype(scalar).kind == "f"
+
+
+def _annotation_kind(annotation):
+    """("array", differentiable) / ("value", differentiable) / (None, assumed) of an
+    annotation."""
+    if isinstance(annotation, arrays.array):
+        return "array", not annotation.generic and is_differentiable_dtype(annotation.dtype)
+    if annotation is None or annotation is inspect.Parameter.empty:
+        return None, True
+    if annotation in (builtins.float,):
+        return "value", True
+    if annotation in (builtins.int, builtins.bool):
+        return "value", False
+    if isinstance(annotation, type) and (issubclass(annotation, (Value, np.generic))):
+        return "value", is_differentiable_dtype(annotation)
+    return "value", False  # structs, spatial structures, generic annotations
+
+
+class _Function:
+    """A kernel's or func's source, parsed, with what its adjoint needs to know."""
+
+    def __init__(self, fn, transformers=()):
+        self.fn = fn
+        source, first_line = kernel_language._source_of(fn)
+        tree = ast.parse(source)
+        ast.increment_lineno(tree, first_line - 1)
+        for transformer in transformers:
+            tree = ast.fix_missing_locations(transformer.visit(tree))
+        self.definition = tree.body[0]
+        self.namespace = function_namespace(fn)
+        self.parameters = [a.arg for a in self.definition.args.args]
+        self.locals = set(self.parameters) | kernel_language._local_names(self.definition)
+
+    def error(self, message, node):
+        error = kernel_language._error(message, self.fn, node)
+        return AdjointError(f"adjoint of {self.fn.__qualname__}: {error.msg}",
+                            (error.filename, error.lineno, error.offset, error.text))
+
+    def resolve(self, node):
+        """The object a call's function expression names (None for a local or unknown)."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id in self.locals:
+            return None
+        package = sys.modules["numba_sim"]
+        value = self.namespace.get(node.id, getattr(builtins, node.id,
+                                                    getattr(package, node.id, None)))
+        for part in reversed(parts):
+            value = getattr(value, part, None)
+        return value
+
+
+class _Helpers:
+    """The helper objects the generated source calls, by the names it calls them."""
+
+    def __init__(self):
+        self.objects = dict(adjoint_helpers.HELPERS)
+        self.objects[ATOMIC_ADD] = sys.modules["numba_sim"].atomic_add
+        self._names = {}
+
+    def name_of(self, obj, stem):
+        key = id(obj)
+        if key not in self._names:
+            name = f"__sim_{stem}_{len(self._names)}"
+            self._names[key] = name
+            self.objects[name] = obj
+        return self._names[key]
+
+
+def _adjoint_of_call(function, helpers):
+    """The ``adjoint_of_call`` of :class:`AdjointSource`: (helper name, positions of array
+    arguments) of a call's adjoint."""
+    from numba_sim.autodiff.op_adjoints import adjoint_attribute, adjoint_function
+    from numba_sim.func_overloads import FuncOverloads
+    from numba_sim.kernel import Func
+
+    def adjoint_of_call(target, node, count):
+        if target is getattr:  # v.x: the attribute's adjoint, (value, adj_ret)
+            return helpers.name_of(adjoint_attribute(node.value.attr), "adj"), (), ()
+        if isinstance(target, FuncOverloads):
+            raise function.error(f"`{ast.unparse(node.value)}`: calls of overloaded funcs "
+                                 "are not differentiated yet", node)
+        if isinstance(target, Func):
+            adjoint, array_positions, differentiable_positions = adjoint_func(target)
+            return helpers.name_of(adjoint, "adj"), array_positions, differentiable_positions
+        if target is None:
+            raise function.error(f"`{ast.unparse(node.value)}`: the function called is not "
+                                 "known when the adjoint is generated", node)
+        target = _PYTHON_BUILTINS_AS_SIM.get(target, target)
+        if isinstance(target, str):
+            target = getattr(sys.modules["numba_sim"], target)
+        return helpers.name_of(adjoint_function(target), "adj"), (), ()
+
+    return adjoint_of_call
+
+
+def _own_arrays(statements, arrays_, ndim):
+    """The arrays every read of which indexes the thread's own element: ``x[i]`` with ``i =
+    tid()`` in a 1-D launch, ``x[i, j]`` with ``i, j = tid()`` in a 2-D one (a plain ``+``
+    of its adjoint is then enough); arrays passed to calls are not."""
+    tid_names, assigned = None, {}
+    for node in ast.walk(ast.Module(body=statements, type_ignores=[])):
+        targets = []
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            targets = [node.targets[0].id]
+            if _is_tid_call(node.value) and ndim == 1:
+                tid_names = (node.targets[0].id,)
+        elif isinstance(node, MultiAssign):
+            targets = list(node.targets)
+            if _is_tid_call(node.value) and len(targets) == ndim:
+                tid_names = tuple(targets)
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            targets = [node.target.id]
+        for target in targets:
+            assigned[target] = assigned.get(target, 0) + 1
+    if tid_names is None or any(assigned.get(n, 0) != 1 for n in tid_names):
+        return set()
+    own = set(arrays_)
+    for node in ast.walk(ast.Module(body=statements, type_ignores=[])):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and node.value.id in own and isinstance(node.ctx, ast.Load):
+            index = node.slice
+            names = tuple(e.id if isinstance(e, ast.Name) else None for e in index.elts) \
+                if isinstance(index, ast.Tuple) else (
+                    (index.id,) if isinstance(index, ast.Name) else (None,))
+            if names != tid_names:
+                own.discard(node.value.id)
+        elif isinstance(node, ast.Call):
+            for arg in node.args:
+                if isinstance(arg, ast.Name):
+                    own.discard(arg.id)
+    return own
+
+
+def _is_tid_call(node):
+    return isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(
+        node.func, "id", None)) == "tid" and not node.args
+
+
+def _compile_source(fn, name, lines, helpers):
+    """The function *name* defined by *lines*, with *fn*'s namespace and the *helpers*; its
+    source is kept in ``linecache`` under a name of its own, so that the kernel-language
+    rewrite, the cache and error messages read it as any source."""
+    text = "\n".join(lines) + "\n"
+    filename = f"<numba_sim adjoint {next(_sources)} of {fn.__module__}.{fn.__qualname__}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = dict(function_namespace(fn))
+    namespace.update(helpers.objects)
+    namespace.setdefault("__name__", fn.__module__)
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (generated source)
+    made = namespace[name]
+    made.__module__ = fn.__module__
+    made.__qualname__ = f"{fn.__qualname__}.{name}"
+    return made
+
+
+def _analysed(function, differentiable_values, differentiable_arrays, array_names):
+    statements = flatten(function.fn, function.definition, function.locals, array_names,
+                         function.error, function.resolve)
+    activity = Activity(statements, differentiable_values, differentiable_arrays,
+                        array_names, function.resolve)
+    return statements, activity
+
+
+def _body(source, statements, function_scope_init):
+    piece = source.block(statements)
+    flags = [f"{flag} = False" for flag in source.scopes[0].flags]
+    return function_scope_init + flags + ["for __once in range(1):"] + _indent(
+        piece.forward or ["pass"]) + piece.reverse
+
+
+def adjoint_kernel(kernel, ndim=1):
+    """The adjoint kernel of *kernel* for launches of *ndim* dimensions (made once)."""
+    cache = kernel.__dict__.setdefault("_adjoint_kernels", {})
+    made = cache.get(ndim)
+    if made is None:
+        made = cache[ndim] = _make_adjoint_kernel(kernel, ndim)
+    return made
+
+
+def differentiable_parameters(kernel):
+    """The names of *kernel*'s differentiable parameters, in order."""
+    return [p.name for p in kernel.parameters
+            if _annotation_kind(p.annotation)[1] and p.annotation is not None
+            and not p.generic]
+
+
+def _make_adjoint_kernel(kernel, ndim):
+    from numba_sim.kernel import Kernel
+
+    if kernel.enable_backward is False:
+        raise RuntimeError(f"kernel {kernel.key}: its adjoint was not generated "
+                           f"(@sim.kernel(enable_backward=False))")
+    if kernel.build_error is not None:
+        raise kernel.build_error.with_traceback(None)
+    function = _Function(kernel.py_func, kernel.code_transformers)
+    differentiable = differentiable_parameters(kernel)
+    kinds = {p.name: _annotation_kind(p.annotation)[0] for p in kernel.parameters}
+    array_names = {n for n, k in kinds.items() if k == "array"}
+    differentiable_arrays = [n for n in differentiable if kinds[n] == "array"]
+    values = [n for n in differentiable if kinds[n] != "array"]
+    statements, activity = _analysed(function, values, differentiable_arrays, array_names)
+    helpers = _Helpers()
+    adjoint_names = {n: f"adj_{n}" for n in differentiable}
+    taken = set(function.locals)
+    for name in adjoint_names:
+        while adjoint_names[name] in taken:
+            adjoint_names[name] = "_" + adjoint_names[name]
+    source = AdjointSource(function.parameters, activity, function.resolve,
+                           _adjoint_of_call(function, helpers),
+                           _own_arrays(statements, differentiable_arrays, ndim),
+                           {n: adjoint_names[n] for n in differentiable_arrays},
+                           function.error, returns_value=False)
+    init = [f"{source.adj(n)} = {adjoint_names[n]}" for n in values]
+    name = f"{kernel.__name__}__adjoint_{ndim}d"
+    params = function.parameters + [adjoint_names[n] for n in differentiable]
+    lines = [f"def {name}({', '.join(params)}):"] + _indent(_body(source, statements, init))
+    fn = _compile_source(kernel.py_func, name, lines, helpers)
+    annotations = {p.name: p.annotation for p in kernel.parameters if p.annotation is not None}
+    for n in differentiable:
+        annotations[adjoint_names[n]] = annotations[n]
+    made = Kernel(fn, enable_backward=False, annotations=annotations,
+                  options={"module": "unique"})
+    made.forward_kernel = kernel
+    made.adjoint_parameters = list(differentiable)
+    return made
+
+
+def adjoint_func(func):
+    """(the adjoint func of the ``@sim.func`` *func*, positions of its array parameters,
+    positions of its differentiable array parameters)."""
+    cached = func.__dict__.get("_sim_adjoint")
+    if cached is None:
+        custom = func.__dict__.get("_sim_custom_adjoint")
+        cached = custom if custom is not None else _make_adjoint_func(func)
+        func._sim_adjoint = cached
+    return cached
+
+
+def _make_adjoint_func(func):
+    from numba_sim.kernel import func as make_func
+
+    fn = func.func  # as written
+    function = _Function(fn)
+    annotations = function_annotations(fn)
+    kinds = {n: _annotation_kind(annotations.get(n)) for n in function.parameters}
+    array_names = {n for n, (k, _) in kinds.items() if k == "array"}
+    differentiable_arrays = [n for n in function.parameters
+                             if kinds[n][0] == "array" and kinds[n][1]]
+    values = [n for n in function.parameters if kinds[n][0] != "array" and kinds[n][1]]
+    statements, activity = _analysed(function, values, differentiable_arrays, array_names)
+    returns_value = any(isinstance(n, ast.Return) and n.value is not None
+                        for n in ast.walk(function.definition))
+    helpers = _Helpers()
+    adjoint_arrays = {n: f"adj__{n}" for n in differentiable_arrays}
+    source = AdjointSource(function.parameters, activity, function.resolve,
+                           _adjoint_of_call(function, helpers), set(), adjoint_arrays,
+                           function.error, returns_value=returns_value)
+    init = [f"{source.adj(n)} = {ZERO}({n})" for n in values]
+    name = f"{fn.__name__}__adjoint"
+    array_positions = tuple(i for i, n in enumerate(function.parameters) if n in array_names)
+    differentiable_positions = tuple(i for i, n in enumerate(function.parameters)
+                                     if n in adjoint_arrays)
+    params = function.parameters + [adjoint_arrays.get(n, f"adj__unused_{n}")
+                                    for n in function.parameters if n in array_names]
+    if returns_value:
+        params.append("adj__ret")
+    results = [source.adj(n) if n in values else f"{ZERO}({n})"
+               for n in function.parameters if n not in array_names]
+    body = _body(source, statements, init)
+    body.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})"
+                if results else "return")
+    lines = [f"def {name}({', '.join(params)}):"] + _indent(body)
+    return (make_func(_compile_source(fn, name, lines, helpers)), array_positions,
+            differentiable_positions)
+
+
+def adjoint_source_text(kernel_or_func, ndim=1):
+    """The generated source of an adjoint (for ``kernel.inspect(..., adjoint=True)``)."""
+    from numba_sim.kernel import Kernel
+
+    made = adjoint_kernel(kernel_or_func, ndim).py_func if isinstance(kernel_or_func, Kernel) \
+        else adjoint_func(kernel_or_func)[0].func
+    return inspect.getsource(made)

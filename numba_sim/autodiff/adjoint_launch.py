@@ -1,0 +1,86 @@
+"""Launching adjoint kernels: ``sim.launch(..., adjoint=True, adj_inputs=, adj_outputs=)``
+and the tape's reverse sweep.
+
+An adjoint launch passes the kernel's arguments, then the adjoint of each differentiable
+parameter (numba_sim/autodiff/adjoint_kernel.py).  ``adj_inputs`` / ``adj_outputs`` hold
+one entry per input / output, as Warp's: the gradient array of an array (None: a scratch
+zero array, so that the kernel reads zeros and what it accumulates there is dropped), and
+for scalars and values their adjoint (None: zero; accumulated inside the kernel and not
+returned, as in Warp).  Entries of parameters that are not differentiable are ignored.
+"""
+
+import numpy as np
+
+from numba_sim import arrays
+from numba_sim.autodiff.adjoint_kernel import adjoint_kernel
+from numba_sim.autodiff.gradients import grad_or_none
+
+
+def _ndim(dim):
+    return len(dim) if isinstance(dim, (tuple, list)) else 1
+
+
+def _adjoint_argument(kernel, parameter, value, adjoint, where):
+    """The adjoint argument of *parameter* (whose argument is *value*)."""
+    if parameter.array is not None:
+        if adjoint is None:
+            if value is None:
+                return None
+            return arrays.zeros_like(value)
+        if arrays.device_of(adjoint) is None or tuple(adjoint.shape) != tuple(value.shape) \
+                or adjoint.dtype != value.dtype:
+            raise ValueError(f"{where}: the adjoint of {kernel.__qualname__}'s parameter "
+                             f"{parameter.name!r} must be an array like its argument (shape "
+                             f"{tuple(value.shape)}, dtype {value.dtype}), got "
+                             f"{type(adjoint).__name__} {getattr(adjoint, 'shape', adjoint)!r}")
+        return adjoint
+    if adjoint is None:
+        if parameter.value_class is not None:
+            return parameter.value_class()
+        return parameter.scalar(0) if parameter.scalar is not None else 0.0
+    return adjoint
+
+
+def launch_adjoint(kernel, dim, inputs, outputs, adj_inputs, adj_outputs, device=None,
+                   stream=None):
+    """``sim.launch(kernel, dim, inputs, outputs, adjoint=True, adj_inputs=...,
+    adj_outputs=...)``."""
+    from numba_sim import launcher
+
+    if not hasattr(kernel, "parameters"):
+        raise TypeError(f"kernel: expected a @sim.kernel, got {kernel!r}")
+    inputs, outputs = list(inputs), list(outputs)
+    adj_inputs = [None] * len(inputs) if adj_inputs is None else list(adj_inputs)
+    adj_outputs = [None] * len(outputs) if adj_outputs is None else list(adj_outputs)
+    if len(adj_inputs) != len(inputs):
+        raise ValueError(f"adj_inputs: expected {len(inputs)} entries (one per input), got "
+                         f"{len(adj_inputs)}")
+    if len(adj_outputs) != len(outputs):
+        raise ValueError(f"adj_outputs: expected {len(outputs)} entries (one per output), got "
+                         f"{len(adj_outputs)}")
+    args, adjoints = inputs + outputs, adj_inputs + adj_outputs
+    if kernel.overloads:
+        kernel = launcher._overload_for(kernel, args)
+    if len(args) != len(kernel.parameters):
+        names = ", ".join(p.name for p in kernel.parameters)
+        raise TypeError(f"{kernel.__qualname__} takes {len(kernel.parameters)} arguments "
+                        f"({names}), {len(args)} given")
+    adjoint = adjoint_kernel(kernel, _ndim(dim))
+    differentiable = set(adjoint.adjoint_parameters)
+    extra = []
+    for index, (parameter, value, adj) in enumerate(zip(kernel.parameters, args, adjoints)):
+        if parameter.name in differentiable:
+            where = (f"adj_inputs[{index}]" if index < len(inputs)
+                     else f"adj_outputs[{index - len(inputs)}]")
+            extra.append(_adjoint_argument(kernel, parameter, value, adj, where))
+    launcher.launch_forward(adjoint, dim, args + extra, [], device, stream)
+
+
+def launch_recorded_adjoint(entry):
+    """The adjoint launch of a tape's recorded launch, with the registered gradients."""
+    args = entry.inputs + entry.outputs
+    adjoints = [grad_or_none(a) if isinstance(a, np.ndarray) or arrays.device_of(a) else None
+                for a in args]
+    launch_adjoint(entry.kernel, entry.dim, entry.inputs, entry.outputs,
+                   adjoints[:len(entry.inputs)], adjoints[len(entry.inputs):],
+                   device=entry.device, stream=entry.stream)

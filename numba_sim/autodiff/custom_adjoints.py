@@ -1,0 +1,114 @@
+"""``@sim.func_grad(f)`` and ``@sim.func_replay(f)``: a func's adjoint or replay written by
+hand, as Warp's.
+
+A custom adjoint takes the func's parameters, then the adjoint of its result, and adds
+into ``sim.adjoint[x]`` the adjoint of each parameter ``x`` (Warp's spelling)::
+
+    @sim.func_grad(square)
+    def adj_square(x: float, adj_ret: float):
+        sim.adjoint[x] += 2.0 * x * adj_ret
+
+It is compiled as a func that returns the parameters' adjoints (each starts as a zero of
+its parameter's type), and replaces the generated adjoint of ``f`` everywhere ``f`` is
+differentiated.  A custom replay has ``f``'s signature and replaces calls of ``f`` in the
+forward replay of adjoints (a cheaper recomputation, or one without side effects).
+"""
+
+import ast
+
+from numba_sim import kernel_language
+from numba_sim.autodiff.adjoint_helpers import HELPERS
+from numba_sim.autodiff.adjoint_source import ZERO, _indent
+
+
+class _AdjointOf:
+    """``sim.adjoint``: only meaningful inside a ``@sim.func_grad`` body."""
+
+    def __getitem__(self, name):
+        raise TypeError("sim.adjoint[x] is written inside a @sim.func_grad function only")
+
+    def __repr__(self):
+        return "sim.adjoint"
+
+
+adjoint = _AdjointOf()
+
+
+def _check_func(f, decorator):
+    from numba_sim.kernel import Func
+
+    if not isinstance(f, Func):
+        raise TypeError(f"@sim.{decorator}(f): f: expected a @sim.func, got {f!r}")
+
+
+def func_grad(f):
+    """Decorator: the custom adjoint of the ``@sim.func`` *f* (see the module docstring)."""
+    _check_func(f, "func_grad")
+
+    def decorate(fn):
+        made = _compiled_custom_adjoint(f, fn)
+        f._sim_custom_adjoint = made
+        f.__dict__.pop("_sim_adjoint", None)
+        return fn
+
+    return decorate
+
+
+def func_replay(f):
+    """Decorator: the custom forward replay of the ``@sim.func`` *f*."""
+    _check_func(f, "func_replay")
+
+    def decorate(fn):
+        from numba_sim.kernel import func
+
+        f._sim_custom_replay = func(fn)
+        return fn
+
+    return decorate
+
+
+def _is_adjoint_subscript(node):
+    value = node.value
+    return isinstance(node, ast.Subscript) and (
+        (isinstance(value, ast.Name) and value.id == "adjoint")
+        or (isinstance(value, ast.Attribute) and value.attr == "adjoint"))
+
+
+def _compiled_custom_adjoint(f, fn):
+    from numba_sim.autodiff.adjoint_kernel import _Function, _compile_source, _Helpers
+    from numba_sim.kernel import func
+
+    forward = [a.arg for a in _Function(f.func).definition.args.args]
+    function = _Function(fn)
+    params = function.parameters
+    if params[:len(forward)] != forward:
+        raise TypeError(f"@sim.func_grad({f.__name__}) {fn.__qualname__}: its first parameters "
+                        f"must be {f.__name__}'s ({', '.join(forward)}), then the adjoint of "
+                        f"the result; got ({', '.join(params)})")
+    definition = function.definition
+
+    class Rewriter(ast.NodeTransformer):
+        def visit_Subscript(self, node):
+            if _is_adjoint_subscript(node):
+                if not (isinstance(node.slice, ast.Name) and node.slice.id in forward):
+                    raise kernel_language._error(
+                        f"sim.adjoint[...] takes one of {f.__name__}'s parameters "
+                        f"({', '.join(forward)})", fn, node)
+                return ast.copy_location(ast.Name(id=f"adj__{node.slice.id}", ctx=node.ctx),
+                                         node)
+            return self.generic_visit(node)
+
+    body = [Rewriter().visit(s) for s in definition.body]
+    name = f"{fn.__name__}__custom_adjoint"
+    lines = [f"def {name}({', '.join(params)}):"]
+    lines += _indent([f"adj__{p} = {ZERO}({p})" for p in forward])
+    lines += _indent([ast.unparse(ast.fix_missing_locations(s)) for s in body])
+    results = ", ".join(f"adj__{p}" for p in forward)
+    lines += _indent([f"return ({results}{',' if len(forward) == 1 else ''})"])
+    helpers = _Helpers()
+    made = func(_compile_source(fn, name, lines, helpers))
+    array_positions = ()
+    return made, array_positions, ()
+
+
+__all__ = ["adjoint", "func_grad", "func_replay", "HELPERS"]

@@ -1,0 +1,170 @@
+"""``sim.Tape``: records launches and runs their adjoints in reverse.
+
+``with tape:`` records every ``sim.launch`` made inside (the launcher's hook,
+numba_sim/autodiff/recording.py: a launch with no tape active costs one list test).
+``tape.backward(loss=l)`` seeds ``grad(l)`` with 1 (``l`` a one-element array);
+``tape.backward(grads=[(y, dy), ...])`` copies each ``dy`` into ``grad(y)``; then the
+recorded launches' adjoints run in reverse order with the recorded arguments, the
+gradients of their arrays taken from the registry (numba_sim/autodiff/gradients.py).
+
+What is recorded: launches that run (also those recorded into a CPU ``sim.capture``:
+a backward made inside the capture is then captured too, and replaying the graph runs
+both).  ``record_cmd=True`` launches are not: a command runs later and maybe many times,
+so record its ``launch()`` calls' kernel with ``sim.launch`` under the tape instead.
+
+Debug checks: with ``Tape(check_inputs=True)``, or while ``sim.config.mode == "debug"``,
+each recorded launch keeps a checksum of the arrays its kernel reads, taken before it
+runs; ``backward`` compares them and names the kernel and the parameter of an array
+overwritten between the forward launch and the backward.
+"""
+
+from numba_sim import config
+from numba_sim.autodiff import recording
+from numba_sim.autodiff.gradients import grad_or_none, requires_grad
+from numba_sim.autodiff.launch_checks import InputChecksums
+
+
+class RecordedLaunch:
+    """One launch recorded on a tape: its kernel and arguments."""
+
+    __slots__ = ("kernel", "dim", "inputs", "outputs", "device", "stream", "checksums")
+
+    def __init__(self, kernel, dim, inputs, outputs, device, stream, checksums):
+        self.kernel, self.dim, self.device, self.stream = kernel, dim, device, stream
+        self.inputs, self.outputs = list(inputs), list(outputs)
+        self.checksums = checksums
+
+    def arrays(self):
+        return [a for a in self.inputs + self.outputs if grad_or_none(a) is not None]
+
+    def __repr__(self):
+        return f"<recorded launch of {getattr(self.kernel, 'key', self.kernel)}, dim={self.dim}>"
+
+
+class Tape:
+    """Warp's ``wp.Tape``."""
+
+    def __init__(self, check_inputs=False):
+        if not isinstance(check_inputs, bool):
+            raise TypeError(f"check_inputs: expected a bool, got {check_inputs!r}")
+        self.check_inputs = check_inputs
+        self.launches = []
+        """The recorded launches, oldest first (:class:`RecordedLaunch`, or a callable
+        recorded with :meth:`record_func`)."""
+        self.gradients = {}
+        """id(array) -> (array, gradient) of the arrays seeded by :meth:`backward`."""
+        self._seeded = []
+
+    def __enter__(self):
+        if self in recording.tapes:
+            raise RuntimeError("Tape: this tape is already recording (a `with tape:` block "
+                               "inside another one of the same tape)")
+        recording.tapes.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        recording.tapes.remove(self)
+        return False
+
+    # -- recording
+
+    def record_launch(self, kernel, dim, inputs, outputs, device=None, stream=None):
+        """Record a launch (the launcher calls this for every launch inside ``with``)."""
+        if not hasattr(kernel, "parameters"):
+            raise TypeError(f"kernel: expected a @sim.kernel, got {kernel!r}")
+        checksums = None
+        if self.check_inputs or config.mode == "debug":
+            checksums = InputChecksums.of_launch(kernel, list(inputs) + list(outputs))
+        self.launches.append(RecordedLaunch(kernel, dim, inputs, outputs, device, stream,
+                                            checksums))
+
+    def record_func(self, backward, arrays):
+        """Warp's ``Tape.record_func``: *backward* (a function of no arguments) runs at its
+        place in the reverse sweep; *arrays* are the arrays whose gradients it writes
+        (``zero()`` zeroes them)."""
+        if not callable(backward):
+            raise TypeError(f"backward: expected a function of no arguments, got {backward!r}")
+        for array in arrays:
+            requires_grad(array)
+        self.launches.append(_RecordedFunction(backward, list(arrays)))
+
+    # -- the reverse sweep
+
+    def backward(self, loss=None, grads=None):
+        """Run the recorded launches' adjoints in reverse, seeded by ``grad(loss) = 1`` or
+        by ``grads`` (pairs ``(array, its output gradient)``)."""
+        if (loss is None) == (grads is None):
+            raise TypeError("backward: give loss (a one-element array) or grads (pairs "
+                            "(array, gradient)), exactly one of them")
+        if loss is not None:
+            if getattr(loss, "size", None) != 1:
+                raise ValueError(f"loss: expected a one-element array, got "
+                                 f"{type(loss).__name__} of shape {getattr(loss, 'shape', None)}")
+            seed = grad_or_none(loss)
+            if seed is None:
+                seed = grad_or_none(requires_grad(loss))
+            seed[...] = 1
+            self._remember(loss, seed)
+        else:
+            pairs = list(grads.items()) if isinstance(grads, dict) else grads
+            if not isinstance(pairs, (list, tuple)):
+                raise TypeError(f"grads: expected a list of (array, gradient) pairs, got "
+                                f"{type(grads).__name__}")
+            for index, pair in enumerate(pairs):
+                if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
+                    raise TypeError(f"grads[{index}]: expected a pair (array, gradient), got "
+                                    f"{pair!r:.80}")
+                array, seed_value = pair
+                requires_grad(array)
+                seed = grad_or_none(array)
+                if tuple(getattr(seed_value, "shape", ())) not in ((), tuple(seed.shape)):
+                    raise ValueError(f"grads[{index}]: the gradient's shape "
+                                     f"{tuple(seed_value.shape)} is not the array's "
+                                     f"{tuple(seed.shape)}")
+                seed[...] = seed_value
+                self._remember(array, seed)
+        from numba_sim.autodiff.adjoint_launch import launch_recorded_adjoint
+
+        for entry in reversed(self.launches):
+            if isinstance(entry, _RecordedFunction):
+                entry.backward()
+                continue
+            if entry.checksums is not None:
+                entry.checksums.check()
+            launch_recorded_adjoint(entry)
+
+    def _remember(self, array, gradient):
+        self.gradients[id(array)] = (array, gradient)
+
+    def zero(self):
+        """Zero the gradients of every array of the recorded launches and of the seeds."""
+        for gradient in self._gradient_arrays():
+            gradient[...] = 0
+
+    def reset(self):
+        """Forget the recorded launches, after zeroing their gradients (Warp's ``reset``)."""
+        self.zero()
+        self.launches = []
+        self.gradients = {}
+
+    def _gradient_arrays(self):
+        seen = {}
+        for entry in self.launches:
+            arrays = entry.arrays if isinstance(entry, _RecordedFunction) else entry.arrays()
+            for array in arrays:
+                gradient = grad_or_none(array)
+                if gradient is not None:
+                    seen[id(gradient)] = gradient
+        for _, gradient in self.gradients.values():
+            seen[id(gradient)] = gradient
+        return list(seen.values())
+
+    def __repr__(self):
+        return f"<numba_sim Tape of {len(self.launches)} launches>"
+
+
+class _RecordedFunction:
+    __slots__ = ("backward", "arrays")
+
+    def __init__(self, backward, arrays):
+        self.backward, self.arrays = backward, arrays
