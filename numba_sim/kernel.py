@@ -506,23 +506,40 @@ class Kernel:
                 transformers=self.code_transformers)
         return self._debug_bodies[target]
 
-    def compile(self, device="cpu", argtypes_or_inputs=(), cc=None, ndim=1):
+    def compile(self, device="cpu", argtypes_or_inputs=(), cc=None, ndim=1, adjoint=False):
         """Compile without launching; on CUDA offline for compute capability *cc*.
 
         *argtypes_or_inputs* are Numba types (of the host arguments) or example
         arguments.  Returns the compiled launcher's code library (CUDA) or
-        dispatcher (CPU).
+        dispatcher (CPU).  With *adjoint*, the kernel's adjoint is compiled (for the
+        same arguments: numba_sim/autodiff/adjoint_kernel.py).
         """
+        if adjoint:
+            from numba_sim.autodiff.adjoint_launch import adjoint_compile_arguments
+
+            kernel, argtypes_or_inputs = adjoint_compile_arguments(self, argtypes_or_inputs, ndim)
+            return launcher.compile_kernel(kernel, device, argtypes_or_inputs, cc=cc, ndim=ndim)
         return launcher.compile_kernel(self, device, argtypes_or_inputs, cc=cc, ndim=ndim)
 
-    def inspect(self, device="cpu", kind="llvm", argtypes_or_inputs=None, cc=None, ndim=1):
+    def inspect(self, device="cpu", kind="llvm", argtypes_or_inputs=None, cc=None, ndim=1,
+                adjoint=False):
         """Generated code: ``"llvm"`` / ``"asm"`` (cpu) or ``"llvm"`` / ``"ptx"`` / ``"cubin"`` (cuda).
 
         With *argtypes_or_inputs*, the code of that signature (compiled if need be); without,
         as Numba's ``inspect_llvm()``, a dict of the code of every signature compiled so far
         on *device*, keyed by the launcher's signature (the launch dims' type, then the
-        arguments' types).
+        arguments' types).  With *adjoint*, the adjoint kernel's code, and ``kind="source"``
+        its generated kernel-language source.
         """
+        if adjoint:
+            from numba_sim.autodiff.adjoint_launch import adjoint_compile_arguments
+
+            if kind == "source":
+                from numba_sim.autodiff.adjoint_kernel import adjoint_source_text
+
+                return adjoint_source_text(self, ndim)
+            kernel, argtypes_or_inputs = adjoint_compile_arguments(self, argtypes_or_inputs, ndim)
+            return kernel.inspect(device, kind, argtypes_or_inputs, cc=cc, ndim=ndim)
         if argtypes_or_inputs is None:
             return launcher.inspect_compiled(self, device, kind, cc=cc)
         return launcher.inspect_kernel(self, device, kind, argtypes_or_inputs, cc=cc, ndim=ndim)
