@@ -243,7 +243,8 @@ def differentiable_parameters(kernel):
 def _make_adjoint_kernel(kernel, ndim):
     from numba_sim.kernel import Kernel
 
-    if kernel.enable_backward is False:
+    if kernel.enable_backward is False or (kernel.enable_backward is None and
+                                           kernel.module.options.get("enable_backward") is False):
         raise RuntimeError(f"kernel {kernel.key}: its adjoint was not generated "
                            f"(@sim.kernel(enable_backward=False))")
     if kernel.build_error is not None:

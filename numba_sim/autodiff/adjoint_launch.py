@@ -84,3 +84,19 @@ def launch_recorded_adjoint(entry):
     launch_adjoint(entry.kernel, entry.dim, entry.inputs, entry.outputs,
                    adjoints[:len(entry.inputs)], adjoints[len(entry.inputs):],
                    device=entry.device, stream=entry.stream)
+
+
+def adjoint_compile_arguments(kernel, argtypes_or_inputs, ndim):
+    """(the adjoint kernel, its argument types or example arguments) for
+    ``kernel.compile(..., adjoint=True)`` given the kernel's own: each differentiable
+    parameter's adjoint has its argument's type (an example array serves as its own
+    adjoint's example)."""
+    adjoint = adjoint_kernel(kernel, ndim)
+    if argtypes_or_inputs is None:
+        return adjoint, None
+    given = list(argtypes_or_inputs)
+    names = [p.name for p in kernel.parameters]
+    if len(given) != len(names):
+        raise TypeError(f"argtypes_or_inputs: {kernel.__qualname__} takes {len(names)} "
+                        f"arguments ({', '.join(names)}), {len(given)} given")
+    return adjoint, given + [given[names.index(n)] for n in adjoint.adjoint_parameters]
