@@ -264,6 +264,39 @@ def derive(forward_sig, formula, inputs, adj_ret):
     return trace.gradients(outputs, adj_ret, traced, tape)
 
 
+_traceable = {}
+
+
+def _sample(numba_type):
+    """Ones of *numba_type* as formula components (Python mode)."""
+    if isinstance(numba_type, types.BaseTuple):
+        return [_sample(t) for t in numba_type.types]
+    if isinstance(numba_type, ValueType):
+        return [numba_type.spec.scalar_type(1)] * numba_type.size
+    if isinstance(numba_type, (types.Number, types.Boolean)):
+        return numpy_support.as_dtype(numba_type).type(1)
+    return None
+
+
+def _check_traceable(key, name, forward_sig, formula):
+    """A TypingError naming the builtin when its formula for *forward_sig* is not made of
+    the traced algebra (a call into native code), found by deriving it once on ones in
+    Python (cached per signature)."""
+    marker = (key, forward_sig)
+    if marker in _traceable or op_overrides.find(key, forward_sig) is not None \
+            or not any(_is_differentiable(t) for t in forward_sig.args):
+        return
+    inputs = [_sample(t) for t in forward_sig.args]
+    try:
+        with np.errstate(all="ignore"):
+            derive(forward_sig, formula, inputs, _sample(forward_sig.return_type))
+    except (TypeError, AttributeError, ValueError) as e:
+        raise no_adjoint_error(name, f"its formula for ({_names(forward_sig.args)}) "
+                                     f"({getattr(formula, '__name__', formula)}) computes "
+                                     f"outside numba_sim's algebra ({e})") from None
+    _traceable[marker] = True
+
+
 def _define(key):
     if not _has_adjoint(key):
         raise no_adjoint_error(_operation_name(key), "it is not a formula of the operation "
@@ -276,10 +309,13 @@ def _define(key):
     def typer(*argtypes):
         if not argtypes:
             return None
-        forward_sig, _ = forward(key, argtypes[:-1])
+        forward_sig, forward_formula = forward(key, argtypes[:-1])
         if forward_sig is None:
             return None
-        return _adjoint_signature(name, forward_sig, argtypes[-1])
+        sig = _adjoint_signature(name, forward_sig, argtypes[-1])
+        _check_traceable(key, name, signature(forward_sig.return_type, *sig.args[:-1]),
+                         forward_formula)
+        return sig
 
     def formula(sig, *inputs):
         forward_types = sig.args[:-1]

@@ -30,31 +30,35 @@ def _is_scalar(t):
     return isinstance(t, (types.Integer, types.Float, types.Boolean))
 
 
+def _is_integral(t):
+    return isinstance(t, (types.Integer, types.Boolean))
+
+
 def _dtype(t):
     return numpy_support.as_dtype(types.unliteral(t))
 
 
-def _binary(formula, result_rule=None):
+def _binary(formula, result_rule=None, operand=_is_scalar):
     def resolve(argtypes):
-        if len(argtypes) != 2 or not all(_is_scalar(types.unliteral(t)) for t in argtypes):
+        if len(argtypes) != 2 or not all(operand(types.unliteral(t)) for t in argtypes):
             return None, None
         a, b = (types.unliteral(t) for t in argtypes)
         common = np.result_type(_dtype(a), _dtype(b))
         result = numpy_support.from_dtype(common) if result_rule is None \
             else result_rule(common)
-        operand = common.type
+        operand_type = common.type
 
         def run(sig, x, y):
-            return formula(algebra.cast(x, operand), algebra.cast(y, operand))
+            return formula(algebra.cast(x, operand_type), algebra.cast(y, operand_type))
 
         return signature(result, a, b), run
 
     return resolve
 
 
-def _unary(formula):
+def _unary(formula, operand=_is_scalar):
     def resolve(argtypes):
-        if len(argtypes) != 1 or not _is_scalar(types.unliteral(argtypes[0])):
+        if len(argtypes) != 1 or not operand(types.unliteral(argtypes[0])):
             return None, None
         a = types.unliteral(argtypes[0])
         return signature(a, a), lambda sig, x: formula(x)
@@ -112,13 +116,13 @@ SCALAR_OPERATIONS = {
     operator.pos: _unary(lambda a: +a),
     **{op: _binary(op, _boolean) for op in (operator.lt, operator.le, operator.gt,
                                              operator.ge, operator.eq, operator.ne)},
-    **{op: _binary(None) for op in (operator.and_, operator.or_, operator.xor,
-                                    operator.lshift, operator.rshift)},
-    operator.invert: _unary(None),
+    **{op: _binary(None, operand=_is_integral) for op in (
+        operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift)},
+    operator.invert: _unary(None, operand=_is_integral),
     float: _cast(np.float64),
     int: _cast(np.int64),
     bool: _cast(np.bool_),
-    **{t: _cast(t) for t in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32,
+    **{t: _cast(t) for t in (np.float32, np.float64, np.int8, np.int16, np.int32,
                               np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_)},
 }
 """key -> resolve(argtypes) -> (forward signature, formula) or (None, None).  The bit
