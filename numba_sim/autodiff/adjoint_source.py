@@ -161,12 +161,16 @@ class AdjointSource:
 
     # -- blocks
 
-    def block(self, statements):
+    def block(self, statements, trailer=None):
+        """The piece of *statements*, then of *trailer()* (made after them: a loop body's
+        moves to its heads) if control falls through them."""
         pieces = []
         for statement in statements:
             pieces.append(self.statement(statement))
             if pieces[-1].terminates:
                 break  # what follows is never run
+        if trailer is not None and not (pieces and pieces[-1].terminates):
+            pieces.append(trailer())
         forward, tail = [], []
         terminates = False
         for index in range(len(pieces) - 1, -1, -1):
@@ -447,25 +451,27 @@ class AdjointSource:
         for name in loop.carried:
             start, lines = self.define(name, loop.heads[name], name in self.activity.active)
             starts += lines
-        piece = self.block(body)
-        ends, end_reverse = [], []
-        if not piece.terminates:
+        def moves_to_heads():
+            ends, end_reverse = [], []
             for name in loop.carried:
                 head, current = loop.heads[name], self.env[name]
                 ends.append(f"{head} = {current}")
                 if name in self.activity.active:
                     end_reverse[:0] = self.move_adjoint(head, current)
+            return Piece(ends, end_reverse)
+
+        piece = self.block(body, moves_to_heads)
         scope = self.scopes.pop()
         self.loops.pop()
         start_reverse = []
-        forward = [f"{flag} = False" for flag in scope.flags] + starts + piece.forward + ends
+        forward = [f"{flag} = False" for flag in scope.flags] + starts + piece.forward
         # the start copies' adjoints flow back to the heads
         for line in starts:
             made, _, source = line.partition(" = ")
             if source in loop.heads.values() and self.is_active_name(made):
                 start_reverse += self.accumulate(ast.Name(id=source, ctx=ast.Load()),
                                                  self.adj(made))
-        reverse = end_reverse + piece.reverse + start_reverse
+        reverse = piece.reverse + start_reverse
         return forward, reverse
 
     def enter_loop(self, body, target_name=None):

@@ -1,0 +1,324 @@
+"""Adjoint kernels generated from the kernel-language AST, against central finite
+differences in float64 (and Warp's Tape on the CPU, where Warp is right).
+
+Each kernel maps inputs ``x`` to outputs ``y``; the loss is ``sum(w * y)`` with fixed random
+weights ``w``, its gradient ``d loss / d x`` comes from ``tape.backward(grads=[(y, w)])``
+and is compared with ``(loss(x + h e_k) - loss(x - h e_k)) / 2h`` for every component k.
+Warp's two wrong loop cases (a product carried through a runtime loop, a sum carried
+through a loop and used after it) are among them.
+"""
+
+import numpy as np
+import pytest
+
+import numba_sim as sim
+
+f64 = sim.float64
+A = sim.array(dtype=f64)
+V3 = sim.array(dtype=sim.vec3d)
+
+
+@sim.func
+def smooth_clamp(a: f64, limit: f64):
+    if a > limit:
+        return limit + sim.log(a - limit + f64(1.0))
+    return a
+
+
+@sim.func
+def weighted_read(values: A, j: int, weight: f64):
+    return values[j] * weight + sim.sin(values[j])
+
+
+@sim.kernel
+def arithmetic(x: A, y: A, s: f64):
+    i = sim.tid()
+    a = x[i]
+    b = a * a * s + sim.sin(a) / (f64(2.0) + sim.cos(a))
+    y[i] = sim.sqrt(b * b + f64(1.0)) - a ** f64(3.0)
+
+
+@sim.kernel
+def vectors(x: V3, y: A):
+    i = sim.tid()
+    v = x[i]
+    w = sim.vec3d(v.y, f64(2.0) * v.z, v.x * v.x)
+    c = sim.cross(v, w)
+    y[i] = sim.dot(v, w) * sim.length(c) + c.x + sim.normalize(v)[1]
+
+
+@sim.kernel
+def branches(x: A, y: A, n: int):
+    i = sim.tid()
+    if i >= n:
+        return
+    a = x[i]
+    if a > f64(0.0):
+        b = a * a
+    else:
+        b = -f64(3.0) * a
+    c = b if b < f64(0.5) else b * b
+    y[i] = smooth_clamp(c, f64(0.25)) + weighted_read(x, (i + 1) % n, a)
+
+
+@sim.kernel
+def static_loop(x: A, y: A):
+    i = sim.tid()
+    v = x[i]
+    acc = f64(1.0)
+    for k in range(3):
+        acc = acc * v + f64(k)
+    y[i] = acc
+
+
+@sim.kernel
+def running_product(x: A, n: int, y: A):
+    # Warp's reverse loop reuses the final carried value: its gradient is wrong here
+    acc = f64(1.0)
+    for j in range(n):
+        acc *= x[j]
+    y[0] = acc
+
+
+@sim.kernel
+def sum_used_after(x: A, n: int, y: A):
+    # a carried sum used after the loop: Warp's gradient is wrong here too
+    total = f64(0.0)
+    for j in range(n):
+        total += x[j] * x[j]
+    y[0] = total * total + total
+
+
+@sim.kernel
+def loop_with_break(x: A, n: int, y: A):
+    acc = f64(0.5)
+    count = int(0)
+    for j in range(n):
+        if acc > f64(4.0):
+            break
+        if x[j] < f64(0.0):
+            continue
+        acc = acc * (f64(1.0) + x[j])
+        count += 1
+    y[0] = acc + f64(count)
+
+
+@sim.kernel
+def while_loop(x: A, y: A):
+    i = sim.tid()
+    v = x[i]
+    k = int(0)
+    while k < 4:
+        v = sim.sin(v) + v * f64(0.5)
+        k += 1
+    y[i] = v
+
+
+@sim.kernel
+def atomics(x: A, y: A):
+    i = sim.tid()
+    a = x[i]
+    y[0] += a * a
+    sim.atomic_sub(y, 1, sim.exp(a))
+    sim.atomic_max(y, 2, a * f64(3.0))
+    y[3 + i] = a
+
+
+N = 5
+
+
+def _inputs(seed, n, shape=()):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1.0, 1.0, (n,) + shape)
+
+
+CASES = {
+    # name: (kernel, dim, x (float64), make the argument list from x, output index, output shape)
+    "arithmetic": (arithmetic, N, np.abs(_inputs(1, N)) + 0.2,
+                   lambda x, y: [x, y, 0.7], 1, (N,)),
+    "vectors": (vectors, N, _inputs(2, N, (3,)), lambda x, y: [x, y], 1, (N,)),
+    "branches": (branches, N + 2, _inputs(3, N), lambda x, y: [x, y, N], 1, (N,)),
+    "static_loop": (static_loop, N, _inputs(4, N), lambda x, y: [x, y], 1, (N,)),
+    "running_product": (running_product, 1, _inputs(5, N) + 1.5,
+                        lambda x, y: [x, N, y], 2, (1,)),
+    "sum_used_after": (sum_used_after, 1, _inputs(6, N), lambda x, y: [x, N, y], 2, (1,)),
+    "loop_with_break": (loop_with_break, 1, np.array([0.6, -0.3, 0.9, 0.8, 0.7, 0.5]),
+                        lambda x, y: [x, 6, y], 2, (1,)),
+    "while_loop": (while_loop, N, _inputs(7, N), lambda x, y: [x, y], 1, (N,)),
+    "atomics": (atomics, N, np.array([0.3, -0.2, 0.9, 0.1, 0.5]),
+                lambda x, y: [x, y], 1, (3 + N,)),
+}
+
+
+def _forward(case, x):
+    kernel, dim, _, arguments, out, shape = CASES[case]
+    y = np.zeros(shape)
+    if case == "atomics":
+        y[2] = -10.0  # atomic_max's start
+    sim.launch(kernel, dim, inputs=arguments(x, y))
+    return y
+
+
+def _gradient(case, x, weights):
+    kernel, dim, _, arguments, out, shape = CASES[case]
+    x = sim.requires_grad(x.copy())
+    y = sim.zeros(shape, dtype=f64, requires_grad=True)
+    if case == "atomics":
+        y[2] = -10.0
+    tape = sim.Tape()
+    with tape:
+        sim.launch(kernel, dim, inputs=arguments(x, y))
+    tape.backward(grads=[(y, weights)])
+    return sim.grad(x).copy(), y
+
+
+def _finite_differences(case, x, weights, h=1e-6):
+    gradient = np.zeros_like(x)
+    for k in np.ndindex(x.shape):
+        plus, minus = x.copy(), x.copy()
+        plus[k] += h
+        minus[k] -= h
+        gradient[k] = (weights @ _forward(case, plus).ravel()
+                       - weights @ _forward(case, minus).ravel()) / (2 * h)
+    return gradient
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_adjoint_matches_central_differences(case):
+    x = CASES[case][2].astype(np.float64)
+    shape = CASES[case][5]
+    weights = np.random.default_rng(10).uniform(0.5, 1.5, int(np.prod(shape)))
+    gradient, y = _gradient(case, x, weights.reshape(shape))
+    np.testing.assert_allclose(y, _forward(case, x))  # the forward ran under the tape
+    expected = _finite_differences(case, x, weights)
+    assert np.any(expected != 0)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-7)
+
+
+def test_loop_product_gradient_is_exact_where_warp_reuses_the_final_value():
+    x = np.array([0.5, 2.0, 3.0, 0.7])
+    gradient, _ = _gradient("running_product", np.pad(x, (0, 1), constant_values=1.0),
+                            np.ones(1))
+    np.testing.assert_allclose(gradient[:4], np.prod(x) / x, rtol=1e-12)
+
+
+def test_additive_and_replayed_loops_take_their_paths():
+    # the additive carry is swept in one pass; the product replays the loop per iteration
+    additive = sum_used_after.inspect(kind="source", adjoint=True)
+    replayed = running_product.inspect(kind="source", adjoint=True)
+    assert "range(n__c" not in additive and "range(n__c" in replayed
+
+
+def test_own_index_reads_accumulate_without_atomics():
+    source = arithmetic.inspect(kind="source", adjoint=True)
+    assert "__sim_atomic_add" not in source and "adj_x[i__" in source
+    assert "__sim_atomic_add(adj_x" in running_product.inspect(kind="source", adjoint=True)
+
+
+def test_a_two_dimensional_launch_differentiates_each_element():
+    @sim.kernel
+    def scale_rows(x: sim.array(dtype=f64, ndim=2), y: sim.array(dtype=f64, ndim=2)):
+        i, j = sim.tid()
+        y[i, j] = x[i, j] * x[i, j] * f64(j + 1)
+
+    x = sim.requires_grad(np.arange(6.0).reshape(2, 3))
+    y = sim.zeros((2, 3), dtype=f64, requires_grad=True)
+    with sim.Tape() as tape:
+        sim.launch(scale_rows, (2, 3), inputs=[x, y])
+    tape.backward(grads=[(y, np.ones((2, 3)))])
+    np.testing.assert_allclose(sim.grad(x), 2 * x * np.array([1.0, 2.0, 3.0]))
+
+
+def test_custom_adjoint_replaces_the_generated_one():
+    @sim.func
+    def cube(a: f64):
+        return a * a * a
+
+    @sim.func_grad(cube)
+    def adj_cube(a: f64, adj_ret: f64):
+        sim.adjoint[a] += f64(100.0) * adj_ret  # deliberately not 3 a^2: the custom one runs
+
+    @sim.kernel
+    def apply_cube(x: A, y: A):
+        i = sim.tid()
+        y[i] = cube(x[i])
+
+    x = sim.requires_grad(np.array([1.0, 2.0]))
+    y = sim.zeros(2, dtype=f64, requires_grad=True)
+    with sim.Tape() as tape:
+        sim.launch(apply_cube, 2, inputs=[x, y])
+    tape.backward(grads=[(y, np.array([1.0, 0.5]))])
+    np.testing.assert_allclose(sim.grad(x), [100.0, 50.0])
+
+
+def test_float32_kernel_gradients():
+    @sim.kernel
+    def square_sum(x: sim.array(dtype=float), y: sim.array(dtype=float)):
+        i = sim.tid()
+        y[0] += x[i] * x[i] + 1.0
+
+    x = sim.from_numpy(np.array([1.0, -2.0, 0.5], np.float32), requires_grad=True)
+    y = sim.zeros(1, dtype=float, requires_grad=True)
+    with sim.Tape() as tape:
+        sim.launch(square_sum, 3, inputs=[x, y])
+    tape.backward(loss=y)
+    assert sim.grad(x).dtype == np.float32
+    np.testing.assert_allclose(sim.grad(x), 2 * x)
+
+
+def test_adjoint_kernel_compiles_and_links_for_cuda_offline(offline_cuda):
+    x, y = np.zeros(N), np.zeros(N)
+    library = branches.compile("cuda", [x, y, N], cc=(7, 5), adjoint=True)
+    assert bytes(library.get_cubin(cc=(7, 5)).code)[:4] == b"\x7fELF"
+    library = running_product.compile("cuda", [x, N, np.zeros(1)], cc=(7, 5), adjoint=True)
+    assert bytes(library.get_cubin(cc=(7, 5)).code)[:4] == b"\x7fELF"
+
+
+# --------------------------------------------------------------------------
+# Warp's Tape on the CPU, for the kernels where Warp is right
+
+
+@pytest.fixture(scope="module")
+def warp():
+    wp = pytest.importorskip("warp")
+    wp.config.quiet = True
+    wp.init()
+    return wp
+
+
+def test_same_gradients_as_warps_tape(warp):
+    wp = warp
+
+    @wp.kernel
+    def warp_arithmetic(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64),
+                        s: wp.float64):
+        i = wp.tid()
+        a = x[i]
+        b = a * a * s + wp.sin(a) / (wp.float64(2.0) + wp.cos(a))
+        y[i] = wp.sqrt(b * b + wp.float64(1.0)) - a ** wp.float64(3.0)
+
+    @wp.kernel
+    def warp_atomics(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
+        i = wp.tid()
+        a = x[i]
+        y[0] += a * a
+        wp.atomic_sub(y, 1, wp.exp(a))
+        wp.atomic_max(y, 2, a * wp.float64(3.0))
+        y[3 + i] = a
+
+    for case, warp_kernel, scalar in (("arithmetic", warp_arithmetic, [0.7]),
+                                      ("atomics", warp_atomics, [])):
+        x = CASES[case][2].astype(np.float64)
+        shape = CASES[case][5]
+        weights = np.random.default_rng(11).uniform(0.5, 1.5, shape)
+        ours, _ = _gradient(case, x, weights)
+        wx = wp.array(x, dtype=wp.float64, requires_grad=True, device="cpu")
+        start = np.zeros(shape)
+        if case == "atomics":
+            start[2] = -10.0
+        wy = wp.array(start, dtype=wp.float64, requires_grad=True, device="cpu")
+        tape = wp.Tape()
+        with tape:
+            wp.launch(warp_kernel, dim=CASES[case][1], inputs=[wx, wy] + scalar, device="cpu")
+        tape.backward(grads={wy: wp.array(weights, dtype=wp.float64, device="cpu")})
+        np.testing.assert_allclose(ours, wx.grad.numpy(), rtol=1e-10, err_msg=case)
