@@ -124,7 +124,34 @@ def atomics(x: A, y: A):
     y[3 + i] = a
 
 
+@sim.kernel
+def noisy_product(x: A, n: int, y: A):
+    # random draws in a replayed loop: the adjoint draws the forward pass's numbers again
+    i = sim.tid()
+    s = sim.rand_init(7, i)
+    acc = f64(1.0)
+    for j in range(n):
+        acc = acc * (x[j] + f64(sim.randf(s)))
+    y[i] = acc
+
+
+@sim.kernel
+def neighbours(grid: sim.uint64, points: sim.array(dtype=sim.vec3), x: A, y: A):
+    # a hash-grid query loop: the query is not differentiated, what the loop computes is
+    i = sim.tid()
+    p = points[i]
+    total = f64(0.0)
+    for j in sim.hash_grid_query(grid, p, 0.3):
+        d = sim.length(p - points[j])
+        if d < 0.3:
+            total += x[j] * x[i] * f64(0.3 - d)
+    y[i] = total
+
+
 N = 5
+POINTS = np.random.default_rng(8).uniform(0.0, 0.4, (N, 3)).astype(np.float32)  # 6 pairs
+GRID = sim.HashGrid(4, 4, 4)
+GRID.build(POINTS, 0.3)
 
 
 def _inputs(seed, n, shape=()):
@@ -147,6 +174,9 @@ CASES = {
     "while_loop": (while_loop, N, _inputs(7, N), lambda x, y: [x, y], 1, (N,)),
     "atomics": (atomics, N, np.array([0.3, -0.2, 0.9, 0.1, 0.5]),
                 lambda x, y: [x, y], 1, (3 + N,)),
+    "noisy_product": (noisy_product, 2, _inputs(9, 3), lambda x, y: [x, 3, y], 2, (2,)),
+    "neighbours": (neighbours, N, _inputs(12, N),
+                   lambda x, y: [GRID.id, POINTS, x, y], 3, (N,)),
 }
 
 

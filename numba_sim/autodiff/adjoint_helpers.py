@@ -30,3 +30,36 @@ def zero_of(typingctx, value):
 
 HELPERS = {"__sim_zero_of": zero_of}
 """The helpers by the names the generated adjoint source calls them."""
+
+
+@intrinsic
+def state_value(typingctx, state):
+    """The uint32 a random state holds now."""
+    from numba_sim.typing.random_state import RandomStateType
+
+    if not isinstance(state, RandomStateType):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.load(args[0])
+
+    return types.uint32(state), codegen
+
+
+@intrinsic
+def set_state(typingctx, state, value):
+    """Put the uint32 *value* back into the random state *state* (in place): a loop replayed
+    by an adjoint draws the numbers it drew in the forward pass."""
+    from numba_sim.typing.random_state import RandomStateType
+
+    if not isinstance(state, RandomStateType) or not isinstance(value, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        builder.store(context.cast(builder, args[1], signature.args[1], types.uint32), args[0])
+        return context.get_dummy_value()
+
+    return types.none(state, value), codegen
+
+
+HELPERS.update({"__sim_state_value": state_value, "__sim_set_state": set_state})

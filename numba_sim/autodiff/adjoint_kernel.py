@@ -149,6 +149,16 @@ def _adjoint_of_call(function, helpers):
     return adjoint_of_call
 
 
+def _replay_of(helpers):
+    """The ``replay_of`` of :class:`AdjointSource`: the helper name of a func's custom
+    replay (``@sim.func_replay``), or None."""
+    def replay_of(target):
+        replay = getattr(target, "__dict__", {}).get("_sim_custom_replay")
+        return None if replay is None else helpers.name_of(replay, "replay")
+
+    return replay_of
+
+
 def _own_arrays(statements, arrays_, ndim):
     """The arrays every read of which indexes the thread's own element: ``x[i]`` with ``i =
     tid()`` in a 1-D launch, ``x[i, j]`` with ``i, j = tid()`` in a 2-D one (a plain ``+``
@@ -217,7 +227,17 @@ def _analysed(function, differentiable_values, differentiable_arrays, array_name
     return statements, activity
 
 
+def _random_states(statements, resolve):
+    """The locals assigned a random state (``s = rand_init(...)``)."""
+    from numba_sim.builtins.random import rand_init
+
+    return {node.targets[0].id for node in ast.walk(ast.Module(body=statements, type_ignores=[]))
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call) and resolve(node.value.func) is rand_init}
+
+
 def _body(source, statements, function_scope_init):
+    source.random_states = _random_states(statements, source.resolve)
     piece = source.block(statements)
     flags = [f"{flag} = False" for flag in source.scopes[0].flags]
     return function_scope_init + flags + ["for __once in range(1):"] + _indent(
@@ -266,7 +286,7 @@ def _make_adjoint_kernel(kernel, ndim):
                            _adjoint_of_call(function, helpers),
                            _own_arrays(statements, differentiable_arrays, ndim),
                            {n: adjoint_names[n] for n in differentiable_arrays},
-                           function.error, returns_value=False)
+                           function.error, returns_value=False, replay_of=_replay_of(helpers))
     init = [f"{source.adj(n)} = {adjoint_names[n]}" for n in values]
     name = f"{kernel.__name__}__adjoint_{ndim}d"
     params = function.parameters + [adjoint_names[n] for n in differentiable]
@@ -311,7 +331,8 @@ def _make_adjoint_func(func):
     adjoint_arrays = {n: f"adj__{n}" for n in differentiable_arrays}
     source = AdjointSource(function.parameters, activity, function.resolve,
                            _adjoint_of_call(function, helpers), set(), adjoint_arrays,
-                           function.error, returns_value=returns_value)
+                           function.error, returns_value=returns_value,
+                           replay_of=_replay_of(helpers))
     init = [f"{source.adj(n)} = {ZERO}({n})" for n in values]
     name = f"{fn.__name__}__adjoint"
     array_positions = tuple(i for i, n in enumerate(function.parameters) if n in array_names)

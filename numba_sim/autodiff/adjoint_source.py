@@ -105,7 +105,7 @@ class AdjointSource:
     """
 
     def __init__(self, parameters, activity, resolve, adjoint_of_call, own_arrays,
-                 array_adjoints, error, returns_value):
+                 array_adjoints, error, returns_value, replay_of=lambda target: None):
         self.env = {p: p for p in parameters}
         self.origin = {p: p for p in parameters}
         self.activity = activity
@@ -116,6 +116,11 @@ class AdjointSource:
         """differentiable array name -> the name of its adjoint array."""
         self.error = error
         self.returns_value = returns_value
+        self.replay_of = replay_of
+        self.random_states = set()
+        """The locals holding random states (made by ``rand_init``): a replayed loop puts
+        back the state it started with."""
+        """The helper name of a func's custom replay (``@sim.func_replay``), or None."""
         self._counter = itertools.count()
         self.scopes = [_Scope(None)]
         self.loops = []
@@ -215,9 +220,19 @@ class AdjointSource:
 
     # -- values
 
+    def replayed(self, value):
+        """*value* renamed, a call of a func with a custom replay calling the replay."""
+        renamed = self.rename(value)
+        if isinstance(renamed, ast.Call):
+            replay = self.replay_of(self.resolve(renamed.func))
+            if replay is not None:
+                return ast.Call(func=ast.Name(id=replay, ctx=ast.Load()), args=renamed.args,
+                                keywords=renamed.keywords)
+        return renamed
+
     def assignment(self, name, value, node):
         active = name in self.activity.active
-        value_text = self.text(value)
+        value_text = ast.unparse(self.replayed(value))
         renamed_value = self.rename(value)
         renamed, forward = self.define(name, value_text, active)
         reverse = self.operation_adjoint(renamed, renamed_value, node) if active else []
@@ -293,7 +308,7 @@ class AdjointSource:
         active = any(t in self.activity.active for t in node.targets)
         call = self.rename(node.value)
         renamed = [self.fresh(t) for t in node.targets]
-        forward = [f"{', '.join(renamed)} = {ast.unparse(call)}"]
+        forward = [f"{', '.join(renamed)} = {ast.unparse(self.replayed(node.value))}"]
         for name, made in zip(node.targets, renamed):
             self.env[name] = made
             if active:
@@ -485,7 +500,16 @@ class AdjointSource:
             if name in self.activity.active:
                 forward.append(f"{self.adj(head)} = {ZERO}({head})")
             self.env[name] = head
-        return _Loop(carried, heads), entry, forward
+        loop = _Loop(carried, heads)
+        loop.states = []
+        body_reads = {n.id for n in ast.walk(ast.Module(body=list(body), type_ignores=[]))
+                      if isinstance(n, ast.Name)}
+        for name in sorted(self.random_states & body_reads):
+            if name in self.env:
+                saved = self.fresh("state", "s")
+                forward.append(f"{saved} = __sim_state_value({self.env[name]})")
+                loop.states.append((self.env[name], saved))
+        return loop, entry, forward
 
     def exit_loop(self, loop, entry):
         reverse = []
@@ -516,9 +540,9 @@ class AdjointSource:
         remake = self._remake(iterator)
         forward += [f"{count} = 0", f"for {index} in {iterator_text}:"] + _indent(
             [f"{count} = {count} + 1"] + body_forward)
-        restore = [f"{loop.heads[n]} = {entry[n]}" for n in loop.carried]
+        restore = [f"{loop.heads[n]} = {entry[n]}" for n in loop.carried] + _restored(loop)
         if not needs_carried_values(node.body, loop.carried):
-            reverse = remake + [f"for {index} in {iterator_text}:"] + _indent(
+            reverse = _restored(loop) + remake + [f"for {index} in {iterator_text}:"] + _indent(
                 body_forward + body_reverse)
         else:
             k, j = self.fresh("k", "r"), self.fresh("j", "r")
@@ -539,7 +563,7 @@ class AdjointSource:
         body_forward, body_reverse = self.loop_body(node.body, loop)
         forward += [f"{count} = 0", f"while {test}:"] + _indent(
             [f"{count} = {count} + 1"] + body_forward)
-        restore = [f"{loop.heads[n]} = {entry[n]}" for n in loop.carried]
+        restore = [f"{loop.heads[n]} = {entry[n]}" for n in loop.carried] + _restored(loop)
         k, j = self.fresh("k", "r"), self.fresh("j", "r")
         replay = [f"{j} = {j} + 1"] + body_forward
         reverse = [f"for {k} in range({count} - 1, -1, -1):"] + _indent(
@@ -547,6 +571,11 @@ class AdjointSource:
             + ["for __once in range(1):"] + _indent(body_forward) + body_reverse)
         reverse += self.exit_loop(loop, entry)
         return Piece(forward, reverse)
+
+
+def _restored(loop):
+    """The lines putting back the random states a loop started with."""
+    return [f"__sim_set_state({state}, {saved})" for state, saved in loop.states]
 
 
 def _index_arguments(index):
