@@ -7,20 +7,17 @@ and compiling belong to launcher.py, which generates and caches the launchers
 ``kernel.inspect`` hand the kernel to it.
 """
 
-import hashlib
 import inspect
 import re
 import typing
 import weakref
-
-import numpy as np
 
 from numba.core import types
 from numba.core import typing as numba_typing
 from numba.core.registry import CPUDispatcher
 
 from numba_sim import (config, kernel_language, kernel_ops, launch_bounds, launcher,
-                       redefinition, structure_ids)
+                       module_hash, redefinition, structure_ids)
 from numba_sim.func_overloads import FuncOverloads, annotations_of, scalar_annotation
 from numba_sim.annotations import function_annotations
 from numba_sim.parameters import Parameter
@@ -296,6 +293,10 @@ class KernelModule:
             "default_grid_stride": None}
         self.kernels = weakref.WeakSet()
         """The module's live kernels."""
+        self.definitions = {}
+        """Kernel name -> the latest kernel defined under it (overloads excluded): the
+        module's content, which it keeps alive, as Warp's modules keep their kernels (a
+        kernel defined again under its name replaces the earlier one; module_hash.py)."""
 
     @classmethod
     def named(cls, name):
@@ -354,13 +355,8 @@ class KernelModule:
 
     def hash_module(self):
         """Warp's ``Module.hash_module()``: a content hash (hex) of what the module's kernels
-        would compile from now: each kernel's source and options, and the current values of
-        the globals and closure variables it reads (constants by value, functions, kernels
-        and types by name: never by address), and the module options."""
-        digest = hashlib.sha256(repr(sorted(self.options.items(), key=str)).encode())
-        for item in sorted(_kernel_content(k) for k in list(self.kernels)):
-            digest.update(item.encode())
-        return digest.hexdigest()
+        would compile from now (numba_sim/module_hash.py)."""
+        return module_hash.hash_module(self)
 
     def load(self, device=None, block_dim=None):
         """Warp's ``Module.load``: numba_sim compiles each kernel at its first launch (for
@@ -372,38 +368,6 @@ class KernelModule:
 
     def __repr__(self):
         return f"<numba_sim kernel module {self.name}>"
-
-
-def _describe(value):
-    """A stable description of a value a kernel reads (for `KernelModule.hash_module`)."""
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.generic)):
-        return f"{type(value).__name__}:{value!r}"
-    if isinstance(value, (tuple, list)):
-        return f"{type(value).__name__}({', '.join(_describe(v) for v in value)})"
-    name = getattr(value, "__qualname__", None)
-    if name is not None:
-        return f"{getattr(value, '__module__', '')}.{name}"
-    if hasattr(value, "spec") or hasattr(value, "numpy_value"):  # a value type or struct value
-        return f"{type(value).__qualname__}:{value!r}"
-    return f"<{type(value).__module__}.{type(value).__qualname__}>"
-
-
-def _kernel_content(kernel):
-    """A kernel's source, options and the values it reads from outside, as text."""
-    fn = kernel.py_func
-    try:
-        source = inspect.getsource(fn)
-    except (OSError, TypeError):
-        source = repr(fn.__code__.co_code)
-    reads = {name: fn.__globals__[name] for name in fn.__code__.co_names
-             if name in fn.__globals__}
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-        try:
-            reads[name] = cell.cell_contents
-        except ValueError:  # not yet bound
-            reads[name] = None
-    described = sorted((name, _describe(value)) for name, value in reads.items())
-    return repr((kernel.key, source, sorted(kernel.options.items(), key=str), described))
 
 
 class Kernel:
@@ -452,6 +416,8 @@ class Kernel:
             except kernel_language.SOURCE_ERRORS as error:
                 self.build_error = error
         self.body = body
+        if defined:
+            self.module.definitions[module_hash.kernel_name(self)] = self
         self.tid_indexed = launch_bounds.tid_indexed(fn, [p.name for p in self.parameters])
         """(parameter, array axis, launch axis) of the arrays every thread indexes with its
         thread index: a launch checks its dim against them (launch_bounds.py)."""

@@ -5,7 +5,8 @@ everywhere NumPy's does: ``np.dtype(sim.int8)``, arrays, annotations, and in com
 ``sim.int8(x)`` is Numba's cast.  Calling one in Python converts as Warp (and compiled
 code) does: a Python int wraps to the width of an int type instead of NumPy's
 OverflowError, and the result is the plain NumPy scalar (``type(sim.int8(3)) is np.int8``;
-``isinstance(np.int8(3), sim.int8)`` holds).  ``_type_`` is the ctypes type, as Warp's.
+``isinstance(np.int8(3), sim.int8)`` holds).  ``_type_`` is the ctypes type and ``_length_`` is 1, as Warp's (a value type's ``_length_``
+is its number of components).
 ``bool`` is NumPy's ``np.bool_`` (which cannot be subclassed); float16 is storage only.
 In annotations, Python's ``float`` means float32 and ``int`` means int32 (Warp's rule).
 """
@@ -50,7 +51,7 @@ def _scalar_type(numpy_type, ctype, name=None):
 
     dtype_name = np.dtype(numpy_type).name
     return ScalarType(name or dtype_name, (numpy_type,), {
-        "__new__": __new__, "_type_": ctype, "__module__": "numba_sim",
+        "__new__": __new__, "_type_": ctype, "_length_": 1, "__module__": "numba_sim",
         "__doc__": f"Warp's {name or dtype_name}: NumPy's ``np.{dtype_name}``, converting as "
                    "Warp does."})
 

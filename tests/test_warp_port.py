@@ -83,6 +83,61 @@ def test_rewrites_apply_to_code_in_order_and_are_counted():
     assert counts["warp_submodule_imports"] == 2 and counts["host_names"] == 1
 
 
+TEMPLATE_SOURCE = '''\
+import warp as wp
+
+TEMPLATE = """
+import warp as wp
+
+C = wp.{dtype}({value})
+
+@wp.kernel
+def k():
+    print(wp.static(C), wp.zeros(1).numpy())
+"""
+
+SCRIPT = """\\
+import warp as wp
+from warp._src import context as ctx, types
+
+@wp.func(module="unique")
+def f(x: float):
+    return x + 1.0
+"""
+
+SIMPLE = """
+import warp as wp
+wp.config.mode = "debug"
+"""
+
+MESSAGE = """wp.vec3 is not
+import warp as wp in a sentence"""
+'''
+
+
+def test_python_sources_in_strings_are_code():
+    """A string literal that is a module's source importing Warp (a template a test writes
+    to a file and imports, or runs in a subprocess) gets the line rewrites; the compat import
+    only where the source uses it; other strings keep Warp's names."""
+    text, counts = port.rewrite_source(TEMPLATE_SOURCE)
+    namespace = {}
+    exec(compile(text.replace("import numba_sim as sim\nfrom warp_suite import _warp_compat as "
+                              "wpc\n", "", 1), "<template>", "exec"), namespace)
+    template = namespace["TEMPLATE"]
+    assert "import numba_sim as sim\nfrom warp_suite import _warp_compat as wpc\n" not in template
+    assert "C = sim.{dtype}({value})" in template and "@sim.kernel" in template
+    # the line rewrites (2-7) only: rewrite 1 works on the syntax tree of the file's code
+    assert "print(sim.static(C), sim.zeros(1).numpy())" in template
+    assert "wpc" not in namespace["SIMPLE"]
+    script = namespace["SCRIPT"]
+    assert script.startswith("import numba_sim as sim\nfrom warp_suite import _warp_compat as "
+                             "wpc\nctx, types = wpc.warp_internal('warp._src', 'context', "
+                             "'types')\n\n@sim.func(module=\"unique\")")
+    assert "wp.vec3 is not" in namespace["MESSAGE"]  # not a module's source (no import line)
+    assert namespace["SIMPLE"] == '\nimport numba_sim as sim\nsim.config.mode = "debug"\n'
+    assert counts["python_source_strings"] == 3
+
+
 def _cases(source, names):
     return [{"class": "T", "name": n, "uses": [n.removesuffix("_cpu")], "no_devices": False}
             for n in names]

@@ -374,7 +374,7 @@ def rewrite_source(source, dropped=(), guarded=()):
     source = replace_definitions(source, dropped, guarded, counts)
     source = rewrite_imports(source, counts)
     source = rewrite_methods(source, counts)
-    source, strings = _protect_strings(source)
+    source, strings = _protect_strings(source, counts)
     for key, pattern, replacement, _ in REWRITES:
         source, n = re.subn(pattern, replacement, source, flags=re.MULTILINE)
         if n:
@@ -416,11 +416,60 @@ MODULE_PATH_STRING = re.compile(r"""(["'])warp\.tests\.\w+\1""")
 does, so the line rewrites apply inside it (its ported copy)."""
 
 
-def _protect_strings(source):
+PYTHON_SOURCE_STRING = re.compile(r"^[ \t]*import warp(?: as wp)?[ \t]*$", re.MULTILINE)
+"""A string literal that is the source of a Python module that imports Warp (a template that
+a test writes to a file and imports or runs, ``"import warp as wp\\n@wp.kernel\\n..."``):
+it is code, so it gets the line rewrites (`rewrite_code_string`)."""
+
+INTERNAL_IMPORT_LINE = re.compile(
+    r"^([ \t]*)from (warp\.(?!tests\b)[\w.]+) import ([\w, ]+?)[ \t]*$", re.MULTILINE)
+
+
+def _internal_import_line(match):
+    """``from warp._src import context`` in a module source string -> rewrite 0's form."""
+    indent, module, names = match.groups()
+    aliases = [n.split(" as ") for n in (n.strip() for n in names.split(","))]
+    targets = [a[-1].strip() for a in aliases]
+    quoted = ", ".join(repr(a[0].strip()) for a in aliases)
+    return (f"{indent}{', '.join(targets)}{',' if len(targets) == 1 else ''} = "
+            f"wpc.warp_internal({module!r}, {quoted})")
+
+
+WPC_IMPORT = re.compile(r"^[ \t]*from warp_suite import _warp_compat as wpc\n", re.MULTILINE)
+
+
+def rewrite_code_string(text, counts):
+    """The line rewrites applied to a string literal that is a Python module's source
+    (`PYTHON_SOURCE_STRING`); the compat module's import that rewrite 4 adds is dropped where
+    the rewritten source does not use it (a test may run the source in a subprocess, which
+    cannot import ``warp_suite``).  Its one-line imports of Warp's own submodules get rewrite
+    0's placeholders (`rewrite_imports`, which works on the file's syntax tree)."""
+    imports = []  # the placeholder lines, kept from the line rewrites (they name Warp modules)
+
+    def placeholder(match):
+        imports.append(_internal_import_line(match))
+        return f"\x01{len(imports) - 1}\x01"
+
+    text = INTERNAL_IMPORT_LINE.sub(placeholder, text)
+    for key, pattern, replacement, _ in REWRITES:
+        text, n = re.subn(pattern, replacement, text, flags=re.MULTILINE)
+        if n:
+            counts[key] += n
+    text = re.sub(r"\x01(\d+)\x01", lambda m: imports[int(m.group(1))], text)
+    if not re.search(r"\bwpc\.", text):
+        text = WPC_IMPORT.sub("", text)
+    counts["python_source_strings"] += 1
+    return text
+
+
+def _protect_strings(source, counts=None):
     """*source* with every string literal replaced by a numbered placeholder (the line
     rewrites apply to code only: messages and docstrings keep Warp's names), except the
     string annotations of functions, which are code (`_string_annotations`), and the paths
-    of Warp's test modules (`MODULE_PATH_STRING`)."""
+    of Warp's test modules (`MODULE_PATH_STRING`). A string literal that is a Python
+    module's source importing Warp (`PYTHON_SOURCE_STRING`) is protected rewritten
+    (`rewrite_code_string`)."""
+    counts = collections.Counter() if counts is None else counts
     lines = source.splitlines(keepends=True)
     offsets = _line_offsets(source)
     annotations = _string_annotations(source, lines, offsets)
@@ -433,7 +482,9 @@ def _protect_strings(source):
     for start, end in spans:
         parts.append(source[pos:start])
         parts.append(f"\x00{len(strings)}\x00")
-        strings.append(source[start:end])
+        text = source[start:end]
+        strings.append(rewrite_code_string(text, counts) if PYTHON_SOURCE_STRING.search(text)
+                       else text)
         pos = end
     parts.append(source[pos:])
     return "".join(parts), strings

@@ -377,10 +377,22 @@ def _type_tables():
         "warp._src.types.int_types": ints,
         "warp._src.types.float_types": floats,
         "warp._src.types.scalar_types": ints + floats,
+        "warp._src.types.vector_types": _vector_types(),
         "warp._src.types.np_dtype_to_warp_type": to_warp,
         "warp._src.types.warp_type_to_np_dtype": {t: np.dtype(t).type
                                                   for t in _SCALAR_OF_DTYPE.values()},
     }
+
+
+def _vector_types():
+    """Warp's ``vector_types`` (its vectors, matrices, quaternions, transforms and spatial
+    types of every scalar, in Warp's order), without the float16 ones (out of scope, see
+    `_type_tables`)."""
+    names = [f"vec{n}{s}" for n in (2, 3, 4) for s in ("b", "ub", "s", "us", "i", "ui", "l",
+                                                      "ul", "f", "d")]
+    names += [f"{c}{s}" for c in ("mat22", "mat33", "mat44", "quat", "transform",
+                                  "spatial_vector", "spatial_matrix") for s in ("f", "d")]
+    return tuple(getattr(sim, name) for name in names)
 
 
 def _out_of_scope_types():

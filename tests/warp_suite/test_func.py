@@ -664,9 +664,9 @@ class TestFunc(unittest.TestCase):
         """Verify @wp.func(module="unique") registers in directly executed scripts."""
 
         script = """\
-import warp as wp
+import numba_sim as sim
 
-@wp.func(module="unique")
+@sim.func(module="unique")
 def f(x: float):
     return x + 1.0
 """

@@ -220,12 +220,13 @@ class TestCpuKernelCacheKey(unittest.TestCase):
     def test_initializes_and_matches_across_processes(self):
         """Verify that querying the CPU cache key initializes Warp and returns consistent keys across processes."""
         script = textwrap.dedent("""
-            import warp as wp
-            from warp._src import context
+            import numba_sim as sim
+            from warp_suite import _warp_compat as wpc
+            context, = wpc.warp_internal('warp._src', 'context')
 
-            wp.config.log_level = wp.LOG_ERROR
+            sim.config.log_level = sim.LOG_ERROR
             assert context.runtime is None
-            print(wp.get_cpu_kernel_cache_key(cpu_compiler_flags="-march=native"))
+            print(sim.get_cpu_kernel_cache_key(cpu_compiler_flags="-march=native"))
         """)
         result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
         self.assertEqual(result.returncode, 0, result.stderr)

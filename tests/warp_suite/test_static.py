@@ -481,64 +481,64 @@ def test_static_if_else_elif(test, device):
 
 
 static_builtin_constant_template = """
-import warp as wp
+import numba_sim as sim
 
 # Python builtin literal like 17, 42.0, or True
 C = {value}
 
-@wp.kernel
+@sim.kernel
 def k():
-    print(wp.static(C))
+    print(sim.static(C))
 """
 
 static_warp_constant_template = """
-import warp as wp
+import numba_sim as sim
 
-# Warp scalar value like wp.uint8(17)
-C = wp.{dtype}({value})
+# Warp scalar value like sim.uint8(17)
+C = sim.{dtype}({value})
 
-@wp.kernel
+@sim.kernel
 def k():
-    print(wp.static(C))
+    print(sim.static(C))
 """
 
 static_struct_constant_template = """
-import warp as wp
+import numba_sim as sim
 
-@wp.struct
+@sim.struct
 class SimpleStruct:
     x: float
 
 C = SimpleStruct()
 C.x = {value}
 
-@wp.kernel
+@sim.kernel
 def k():
-    print(wp.static(C))
+    print(sim.static(C))
 """
 
 static_func_template = """
-import warp as wp
+import numba_sim as sim
 
-@wp.func
+@sim.func
 def f():
     # modify the function to verify hashing
     return {value}
 
-@wp.kernel
+@sim.kernel
 def k():
-    print(wp.static(f)())
+    print(sim.static(f)())
 """
 
 static_builtin_func_template = """
-import warp as wp
+import numba_sim as sim
 
-# Warp built-in function like wp.sin or wp.exp
-OP = wp.{name}
+# Warp built-in function like sim.sin or sim.exp
+OP = sim.{name}
 
-@wp.kernel
+@sim.kernel
 def k():
-    print(wp.static(OP)(1.0))
+    print(sim.static(OP)(1.0))
 """
 
 
