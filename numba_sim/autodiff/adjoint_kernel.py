@@ -25,6 +25,7 @@ import linecache
 import sys
 
 import numpy as np
+from numba.core.errors import TypingError
 
 from numba_sim import arrays, kernel_language
 from numba_sim.annotations import function_annotations, function_namespace
@@ -144,7 +145,11 @@ def _adjoint_of_call(function, helpers):
         target = _PYTHON_BUILTINS_AS_SIM.get(target, target)
         if isinstance(target, str):
             target = getattr(sys.modules["numba_sim"], target)
-        return helpers.name_of(adjoint_function(target), "adj"), (), ()
+        try:
+            adjoint = adjoint_function(target)
+        except TypingError as error:  # no adjoint: named, with the kernel's line
+            raise function.error(f"`{ast.unparse(node.value)}`: {error}", node) from None
+        return helpers.name_of(adjoint, "adj"), (), ()
 
     return adjoint_of_call
 

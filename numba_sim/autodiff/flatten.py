@@ -113,7 +113,12 @@ class Flattener:
     def block(self, statements):
         out = []
         for statement in statements:
+            start = len(out)
             self.statement(statement, out)
+            for made in out[start:]:  # the user's line, for error messages
+                for node in ast.walk(made):
+                    if isinstance(node, (ast.stmt, ast.expr)) and not hasattr(node, "lineno"):
+                        ast.copy_location(node, statement)
         return out
 
     def statement(self, node, out):

@@ -1,0 +1,258 @@
+"""sim.Tape, the gradient registry, sim.launch(adjoint=True) and their error paths."""
+
+import gc
+
+import numpy as np
+import pytest
+
+import numba_sim as sim
+
+f64 = sim.float64
+A = sim.array(dtype=f64)
+
+
+@sim.kernel
+def square(x: A, y: A):
+    i = sim.tid()
+    y[i] = x[i] * x[i]
+
+
+@sim.kernel
+def total(y: A, loss: A):
+    i = sim.tid()
+    loss[0] += y[i] * f64(3.0)
+
+
+@sim.kernel
+def scaled(x: A, y: A, s: f64):
+    i = sim.tid()
+    y[i] = x[i] * s
+
+
+@sim.kernel
+def in_place(x: A):
+    i = sim.tid()
+    x[i] = x[i] * f64(2.0)
+
+
+# -- the registry
+
+
+def test_requires_grad_registers_a_zero_gradient_like_the_array():
+    a = sim.zeros(4, dtype=sim.vec3, requires_grad=True)
+    g = sim.grad(a)
+    assert g.shape == (4, 3) and g.dtype == np.float32 and not g.any() and g is not a
+    b = np.ones(3)
+    assert sim.requires_grad(b) is b and sim.grad(b).shape == (3,)
+    for made in (sim.empty(2, requires_grad=True), sim.ones(2, requires_grad=True),
+                 sim.full(2, 1.5, requires_grad=True),
+                 sim.from_numpy(np.arange(2.0), requires_grad=True),
+                 sim.zeros_like(b, requires_grad=True)):
+        assert sim.grad(made).shape == made.shape
+
+
+def test_grad_of_an_array_without_one_is_a_key_error_naming_it():
+    a = np.zeros(3)
+    with pytest.raises(KeyError, match=r"shape \(3,\).*requires_grad"):
+        sim.grad(a)
+    with pytest.raises(KeyError):
+        sim.grad(a[1:])  # a view has no gradient of its own
+    with pytest.raises(TypeError, match="requires_grad: array"):
+        sim.requires_grad([1.0, 2.0])
+    with pytest.raises(ValueError, match="grad: expected an array like"):
+        sim.autodiff.gradients.requires_grad(a, grad=np.zeros(4))
+
+
+def test_registry_entries_go_with_their_arrays():
+    from numba_sim.autodiff import gradients
+
+    before = len(gradients._GRADIENTS)
+    a = sim.zeros(3, requires_grad=True)
+    assert len(gradients._GRADIENTS) == before + 1
+    del a
+    gc.collect()
+    assert len(gradients._GRADIENTS) == before
+
+
+# -- the tape
+
+
+def test_tape_chains_launches_and_zero_and_reset():
+    x = sim.from_numpy(np.array([1.0, 2.0, 3.0]), dtype=f64, requires_grad=True)
+    y = sim.zeros(3, dtype=f64, requires_grad=True)
+    loss = sim.zeros(1, dtype=f64, requires_grad=True)
+    tape = sim.Tape()
+    with tape:
+        sim.launch(square, 3, inputs=[x, y])
+        sim.launch(total, 3, inputs=[y, loss])
+    assert len(tape.launches) == 2 and loss[0] == 3 * 14
+    tape.backward(loss=loss)
+    np.testing.assert_allclose(sim.grad(x), 6 * x)
+    np.testing.assert_allclose(sim.grad(y), [3.0, 3.0, 3.0])
+    tape.zero()
+    assert not sim.grad(x).any() and not sim.grad(y).any() and not sim.grad(loss).any()
+    tape.backward(loss=loss)  # zeroed, then again: the same gradient
+    np.testing.assert_allclose(sim.grad(x), 6 * x)
+    tape.reset()
+    assert tape.launches == [] and not sim.grad(x).any()
+
+
+def test_launches_outside_the_tape_are_not_recorded():
+    x, y = sim.zeros(2, dtype=f64, requires_grad=True), sim.zeros(2, dtype=f64)
+    tape = sim.Tape()
+    sim.launch(square, 2, inputs=[x, y])
+    with tape:
+        sim.launch(square, 2, inputs=[x, y])
+        command = sim.launch(square, 2, inputs=[x, y], record_cmd=True)
+    sim.launch(square, 2, inputs=[x, y])
+    assert len(tape.launches) == 1 and command is not None
+
+
+def test_backward_needs_loss_or_grads_and_names_what_is_wrong():
+    tape = sim.Tape()
+    with pytest.raises(TypeError, match="loss .* or grads"):
+        tape.backward()
+    with pytest.raises(ValueError, match="loss: expected a one-element array"):
+        tape.backward(loss=np.zeros(3))
+    with pytest.raises(TypeError, match=r"grads\[0\]: expected a pair"):
+        tape.backward(grads=[np.zeros(3)])
+    with pytest.raises(ValueError, match=r"grads\[0\]: the gradient's shape"):
+        tape.backward(grads=[(np.zeros(3), np.zeros(4))])
+    with pytest.raises(TypeError, match="check_inputs"):
+        sim.Tape(check_inputs="yes")
+
+
+def test_record_func_runs_in_the_reverse_sweep():
+    x = sim.from_numpy(np.array([1.0, 2.0]), dtype=f64, requires_grad=True)
+    y = sim.zeros(2, dtype=f64, requires_grad=True)
+    tape = sim.Tape()
+    with tape:
+        sim.launch(square, 2, inputs=[x, y])
+    order = []
+    tape.record_func(lambda: order.append(sim.grad(x).copy()), [x])
+    tape.backward(grads=[(y, np.ones(2))])
+    assert len(order) == 1 and not order[0].any()  # ran before square's adjoint
+    np.testing.assert_allclose(sim.grad(x), 2 * x)
+
+
+# -- adjoint launches
+
+
+def test_launch_adjoint_directly_as_warp():
+    x = np.array([1.0, -2.0])
+    y = np.zeros(2)
+    adj_x, adj_y = np.zeros(2), np.array([1.0, 10.0])
+    sim.launch(scaled, 2, inputs=[x, y, 3.0], adjoint=True, adj_inputs=[adj_x, adj_y, 0.0])
+    np.testing.assert_allclose(adj_x, [3.0, 30.0])
+    assert not y.any()  # the adjoint does not store
+    adj_x[...] = 0
+    sim.launch(scaled, 2, inputs=[x, y, 3.0], adjoint=True,
+               adj_inputs=[None, adj_y, None])  # None: a scratch zero gradient
+    assert not adj_x.any()
+
+
+def test_adjoint_launch_arguments_name_the_parameter():
+    x, y = np.zeros(2), np.zeros(2)
+    with pytest.raises(ValueError, match="adj_inputs: expected 3 entries"):
+        sim.launch(scaled, 2, inputs=[x, y, 1.0], adjoint=True, adj_inputs=[None])
+    with pytest.raises(ValueError, match="adj_outputs: expected 0 entries"):
+        sim.launch(scaled, 2, inputs=[x, y, 1.0], adjoint=True, adj_outputs=[None])
+    with pytest.raises(ValueError, match=r"adj_inputs\[1\].*'y'"):
+        sim.launch(scaled, 2, inputs=[x, y, 1.0], adjoint=True,
+                   adj_inputs=[None, np.zeros(5), None])
+    with pytest.raises(TypeError, match="adj_inputs / adj_outputs: given without adjoint"):
+        with sim.Tape():
+            sim.launch(scaled, 2, inputs=[x, y, 1.0], adj_inputs=[None, None, None])
+    with pytest.raises(TypeError, match="record_cmd"):
+        sim.launch(scaled, 2, inputs=[x, y, 1.0], adjoint=True, record_cmd=True)
+
+
+def test_enable_backward_false_skips_the_adjoint():
+    @sim.kernel(enable_backward=False)
+    def forward_only(x: A, y: A):
+        i = sim.tid()
+        y[i] = x[i]
+
+    x, y = np.ones(2), np.zeros(2)
+    sim.launch(forward_only, 2, inputs=[x, y])
+    assert "_adjoint_kernels" not in forward_only.__dict__
+    with pytest.raises(RuntimeError, match="enable_backward=False"):
+        sim.launch(forward_only, 2, inputs=[x, y], adjoint=True)
+
+
+def test_forward_launches_do_not_build_the_adjoint():
+    @sim.kernel
+    def cube(x: A, y: A):
+        i = sim.tid()
+        y[i] = x[i] * x[i] * x[i]
+
+    x, y = np.ones(2), np.zeros(2)
+    sim.launch(cube, 2, inputs=[x, y])
+    tape = sim.Tape()
+    with tape:
+        sim.launch(cube, 2, inputs=[x, y])
+    assert not cube.__dict__.get("_adjoint_kernels")
+    tape.backward(grads=[(y, np.ones(2))])
+    assert set(cube.__dict__["_adjoint_kernels"]) == {1}
+
+
+def test_a_builtin_without_an_adjoint_is_a_compile_error_naming_it():
+    @sim.kernel
+    def noisy(x: sim.array(dtype=float), y: sim.array(dtype=float)):
+        i = sim.tid()
+        y[i] = sim.noise(sim.uint32(7), x[i] * 2.0)
+
+    @sim.kernel
+    def unknown_call(x: A, y: A):
+        i = sim.tid()
+        v = x[i]
+        y[i] = (lambda a: a)(v)
+
+    with pytest.raises(sim.autodiff.adjoint_kernel.AdjointError,
+                       match=r"adjoint of .*noisy.*no adjoint for builtin 'noise'"):
+        noisy.compile("cpu", [np.ones(2, np.float32), np.zeros(2, np.float32)], adjoint=True)
+    x, y = np.ones(2), np.zeros(2)
+    with pytest.raises(sim.autodiff.adjoint_kernel.AdjointError,
+                       match="adjoint of .*unknown_call"):
+        sim.launch(unknown_call, 2, inputs=[x, y], adjoint=True,
+                   adj_inputs=[np.zeros(2), np.ones(2)])
+
+
+def test_component_store_of_a_differentiated_value_is_named():
+    @sim.kernel
+    def component(x: sim.array(dtype=sim.vec3), y: sim.array(dtype=float)):
+        i = sim.tid()
+        v = x[i]
+        v.y = 2.0 * v.x
+        y[i] = sim.length(v)
+
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(sim.autodiff.adjoint_kernel.AdjointError, match="component assignment"):
+        sim.launch(component, 2, inputs=[x, np.zeros(2, np.float32)], adjoint=True)
+
+
+# -- debug checks
+
+
+def test_an_array_overwritten_before_backward_is_caught_in_checked_tapes():
+    x = sim.from_numpy(np.array([1.0, 2.0]), dtype=f64, requires_grad=True)
+    y = sim.zeros(2, dtype=f64, requires_grad=True)
+    tape = sim.Tape(check_inputs=True)
+    with tape:
+        sim.launch(square, 2, inputs=[x, y])
+    x[0] = 5.0
+    with pytest.raises(RuntimeError, match=r"parameter 'x' of kernel .*square.* changed"):
+        tape.backward(grads=[(y, np.ones(2))])
+    x[0] = 1.0
+    tape.backward(grads=[(y, np.ones(2))])  # restored: accepted
+    np.testing.assert_allclose(sim.grad(x), 2 * x)
+
+
+def test_an_in_place_update_is_caught_in_debug_mode(monkeypatch):
+    monkeypatch.setattr(sim.config, "mode", "debug")
+    x = sim.from_numpy(np.array([1.0, 2.0]), dtype=f64, requires_grad=True)
+    tape = sim.Tape()
+    with tape:
+        sim.launch(in_place, 2, inputs=[x])
+    with pytest.raises(RuntimeError, match=r"parameter 'x' of kernel .*in_place"):
+        tape.backward(grads=[(x, np.ones(2))])
