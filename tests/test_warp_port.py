@@ -436,3 +436,40 @@ def test_the_assets_the_ported_files_read_are_copied_with_a_notice():
         == {"pnoise_golden.npy"}
     notice = (REPO / "tests" / "warp_suite" / "assets" / "NOTICE.md").read_text()
     assert "Apache" in notice and "`pnoise_golden.npy`" in notice
+
+
+def test_a_partial_report_keeps_the_other_files_outcomes(tmp_path, monkeypatch):
+    """``--report test_b``: test_b's row, causes and known failures are replaced; test_a's
+    stay those of the last full report; the table's totals add both."""
+    case = {"class": "T", "device": "cpu", "out_of_scope": None}
+    manifest = {"warp_version": "1.0", "left_out": {}, "files": {
+        "test_a.py": {"ported": "test_a.py", "cases": [dict(case, name="test_x_cpu"),
+                                                       dict(case, name="test_y_cpu")]},
+        "test_b.py": {"ported": "test_b.py", "cases": [dict(case, name="test_z_cpu")]}}}
+    (tmp_path / "manifest.json").write_text(port.json.dumps(manifest))
+    doc = tmp_path / "doc.md"
+    doc.write_text("before\n<!-- report:begin -->\nold\n<!-- report:end -->\nafter\n")
+    for name, value in (("MANIFEST", "manifest.json"), ("KNOWN_FAILURES", "known.json"),
+                        ("REPORT_RESULTS", "results.json")):
+        monkeypatch.setattr(port, name, tmp_path / value)
+    monkeypatch.setattr(port, "DOC", doc)
+    monkeypatch.setattr(port, "REPO", tmp_path)
+    outcomes = {"test_a.py": {"T.test_x_cpu": ("passed", ""), "T.test_y_cpu": ("failed", "E1")},
+                "test_b.py": {"T.test_z_cpu": ("failed", "E2")}}
+    monkeypatch.setattr(port, "run_file", lambda name, timeout: (name, outcomes[name], None, 1.0))
+    with pytest.raises(SystemExit, match="run the full --report first"):
+        port.report(only=["test_b"])
+    port.report()
+    assert port.json.loads((tmp_path / "known.json").read_text()) == {
+        "test_a.py": {"T.test_y_cpu": "E1", "T.test_y_cuda_0": "E1"},
+        "test_b.py": {"T.test_z_cpu": "E2", "T.test_z_cuda_0": "E2"}}
+    outcomes["test_b.py"] = {"T.test_z_cpu": ("passed", "")}
+    outcomes["test_a.py"] = None  # not run again: a run would fail the file
+    port.report(only=["test_b"])
+    assert port.json.loads((tmp_path / "known.json").read_text()) == {
+        "test_a.py": {"T.test_y_cpu": "E1", "T.test_y_cuda_0": "E1"}}
+    text = doc.read_text()
+    assert "| test_a.py | 2 | 1 | 1 |" in text and "| test_b.py | 1 | 1 | 0 |" in text
+    assert "**In-scope CPU cases: 3; passed 2 (66.7 %), failed 1.**" in text
+    assert "re-run" in text and "test_b.py" in text and "E2" not in text and "E1" in text
+    assert text.startswith("before\n") and text.endswith("<!-- report:end -->\nafter\n")

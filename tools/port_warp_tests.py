@@ -1179,62 +1179,97 @@ def _cause(message, text):
     return first[:200]
 
 
+REPORT_RESULTS = OUT / "report_results.json"
+"""What the last ``--report`` of each file found: its table row, its failing and skipped
+cases by cause, its time, and the run (full or partial) it came from; a partial report
+(``--report test_x``) re-runs its files and rebuilds the table, the causes and
+known_failures.json from these, so the other files keep the outcomes of their last run."""
+
+
+def file_outcomes(info, run):
+    """The table row and the causes (cause -> cases) of one ported file's run."""
+    _, results, problem, elapsed = run
+    row, causes = collections.Counter(), collections.defaultdict(list)
+    for case in info["cases"]:
+        if case["device"] == "cuda":
+            row["cuda"] += 1
+            continue
+        if case["out_of_scope"]:
+            row["out_of_scope"] += 1
+            continue
+        row["cases"] += 1
+        outcome = (results or {}).get(f"{case['class']}.{case['name']}")
+        if results is None:
+            outcome = ("failed", f"the file did not run: {problem}")
+        elif outcome is None:
+            outcome = ("failed", "not among the cases the ported file registered")
+            error = next((v for k, v in results.items() if v[0] == "failed"), None)
+            if error:
+                outcome = ("failed", error[1])
+        if outcome[0] == "passed":
+            row["passed"] += 1
+        elif outcome[0] == "skipped":
+            row["skipped"] += 1
+            causes[f"skipped: {outcome[1]}"].append(f"{info['ported']}::{case['name']}")
+        else:
+            row["failed"] += 1
+            causes[outcome[1]].append(f"{info['ported']}::{case['name']}")
+    return dict(row), dict(causes), elapsed
+
+
 def report(jobs=2, timeout=900, only=None):
     manifest = json.loads(MANIFEST.read_text())
     names = {rel: info["ported"] for rel, info in manifest["files"].items()}
     if only:
         names = {r: n for r, n in names.items() if any(o in r for o in only)}
+    stored = json.loads(REPORT_RESULTS.read_text()) if REPORT_RESULTS.exists() else None
+    missing = [rel for rel in manifest["files"] if rel not in (stored or {}).get("files", {})]
+    if only and (stored is None or set(missing) - set(names)):
+        raise SystemExit(f"a partial --report rebuilds the table from the last report of "
+                         f"every file ({REPORT_RESULTS.relative_to(REPO)}), which lacks "
+                         f"{', '.join(sorted(set(missing) - set(names))) or 'every file'}: "
+                         f"run the full --report first")
     start = time.monotonic()
     with ThreadPoolExecutor(jobs) as pool:
         runs = list(pool.map(lambda n: run_file(n, timeout), names.values()))
     wall = time.monotonic() - start
+    when = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
     by_name = {r[0]: r for r in runs}
-    rows, causes = [], collections.defaultdict(list)
-    totals = collections.Counter()
-    for rel, info in manifest["files"].items():
-        if info["ported"] not in by_name:
-            continue
-        _, results, problem, elapsed = by_name[info["ported"]]
-        row = collections.Counter()
-        for case in info["cases"]:
-            if case["device"] == "cuda":
-                row["cuda"] += 1
-                continue
-            if case["out_of_scope"]:
-                row["out_of_scope"] += 1
-                continue
-            row["cases"] += 1
-            outcome = (results or {}).get(f"{case['class']}.{case['name']}")
-            if results is None:
-                outcome = ("failed", f"the file did not run: {problem}")
-            elif outcome is None:
-                outcome = ("failed", "not among the cases the ported file registered")
-                error = next((v for k, v in results.items() if v[0] == "failed"), None)
-                if error:
-                    outcome = ("failed", error[1])
-            if outcome[0] == "passed":
-                row["passed"] += 1
-            elif outcome[0] == "skipped":
-                row["skipped"] += 1
-                causes[f"skipped: {outcome[1]}"].append(f"{info['ported']}::{case['name']}")
-            else:
-                row["failed"] += 1
-                causes[outcome[1]].append(f"{info['ported']}::{case['name']}")
-        oos = sorted({c["out_of_scope"] for c in info["cases"] if c["out_of_scope"]})
-        rows.append((rel, row, ", ".join(oos), elapsed))
+    if not only or stored is None:
+        stored = {"full_run": {"when": when, "wall": round(wall), "jobs": jobs}, "files": {}}
+    earlier = (stored.get("partial_run") or {}).get("files", []) if only else []
+    stored["partial_run"] = {"when": when, "files": sorted(set(earlier) | set(names))} \
+        if only else None
+    for rel, name in names.items():
+        row, causes, elapsed = file_outcomes(manifest["files"][rel], by_name[name])
+        stored["files"][rel] = {"row": row, "causes": causes, "elapsed": round(elapsed)}
+    stored["files"] = {rel: stored["files"][rel] for rel in manifest["files"]
+                       if rel in stored["files"]}
+    REPORT_RESULTS.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n")
+    rows, causes, totals = [], collections.defaultdict(list), collections.Counter()
+    for rel, entry in stored["files"].items():
+        row = collections.Counter(entry["row"])
+        rows.append((rel, row, ", ".join(sorted({c["out_of_scope"] for c in manifest["files"][
+            rel]["cases"] if c["out_of_scope"]})), entry["elapsed"]))
         totals.update(row)
-    write_doc(manifest, rows, causes, totals, wall, jobs)
-    if not only:
-        write_known_failures(by_name)
+        for cause, cases in entry["causes"].items():
+            causes[cause].extend(cases)
+    write_doc(manifest, rows, causes, totals, stored)
+    write_known_failures(by_name, merge=bool(only))
     print(f"in scope {totals['cases']}, passed {totals['passed']}, failed {totals['failed']}, "
           f"out of scope {totals['out_of_scope']}, cuda {totals['cuda']}; {wall:.0f} s")
+    for rel in names:
+        row = stored["files"][rel]["row"]
+        print(f"  {rel}: {row.get('cases', 0)} cases, passed {row.get('passed', 0)}, "
+              f"failed {row.get('failed', 0)}, skipped {row.get('skipped', 0)}")
 
 
-def write_known_failures(runs):
+def write_known_failures(runs, merge=False):
     """tests/warp_suite/known_failures.json: the items that failed in this run (with their
     cause), which the normal suite expects to fail (``xfail``, not strict: a case that starts
-    passing shows as XPASS; one that passed and fails now is a failure)."""
-    known = {}
+    passing shows as XPASS; one that passed and fails now is a failure).  *merge* (a
+    partial report): only the files run are replaced; the others keep their entries."""
+    known = json.loads(KNOWN_FAILURES.read_text()) if merge and KNOWN_FAILURES.exists() else {}
     for name, results, problem, _ in sorted(runs.values()):
         failed = {case: cause for case, (status, cause) in (results or {}).items()
                   if status == "failed"}
@@ -1243,16 +1278,21 @@ def write_known_failures(runs):
         for case, cause in list(failed.items()):
             if case.endswith("_cpu"):
                 failed[case[:-len("_cpu")] + "_cuda_0"] = cause
+        known.pop(name, None)
         if failed:
             known[name] = dict(sorted(failed.items()))
-    KNOWN_FAILURES.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    KNOWN_FAILURES.write_text(json.dumps(dict(sorted(known.items())), indent=1,
+                                         sort_keys=True) + "\n")
 
 
-def write_doc(manifest, rows, causes, totals, wall, jobs):
+def write_doc(manifest, rows, causes, totals, stored):
+    full, partial = stored["full_run"], stored.get("partial_run")
     lines = [
         "<!-- generated by `python tools/port_warp_tests.py --report`; do not edit by hand -->",
-        f"Warp {manifest['warp_version']}'s tests, ported; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-        f"{wall:.0f} s wall with {jobs} files at a time (one pytest process per file).",
+        f"Warp {manifest['warp_version']}'s tests, ported; run {full['when']}, "
+        f"{full['wall']} s wall with {full['jobs']} files at a time (one pytest process per "
+        "file)" + (f"; re-run {partial['when']}: {', '.join(partial['files'])}."
+                   if partial else "."),
         "",
         f"**In-scope CPU cases: {totals['cases']}; passed {totals['passed']} "
         f"({100.0 * totals['passed'] / max(totals['cases'], 1):.1f} %), failed {totals['failed']}"
