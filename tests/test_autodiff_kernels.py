@@ -300,8 +300,12 @@ def test_adjoint_kernel_compiles_and_links_for_cuda_offline(offline_cuda):
     x, y = np.zeros(N), np.zeros(N)
     library = branches.compile("cuda", [x, y, N], cc=(7, 5), adjoint=True)
     assert bytes(library.get_cubin(cc=(7, 5)).code)[:4] == b"\x7fELF"
-    library = running_product.compile("cuda", [x, N, np.zeros(1)], cc=(7, 5), adjoint=True)
-    assert bytes(library.get_cubin(cc=(7, 5)).code)[:4] == b"\x7fELF"
+    for kernel, arguments in ((running_product, [x, N, np.zeros(1)]),
+                              (vectors, [np.zeros((N, 3)), y]),
+                              (noisy_product, [x, 3, np.zeros(2)]),
+                              (atomics, [x, np.zeros(3 + N)])):
+        library = kernel.compile("cuda", arguments, cc=(7, 5), adjoint=True)
+        assert bytes(library.get_cubin(cc=(7, 5)).code)[:4] == b"\x7fELF", kernel.key
 
 
 # --------------------------------------------------------------------------
