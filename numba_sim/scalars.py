@@ -5,8 +5,8 @@ everywhere NumPy's does: ``np.dtype(sim.int8)``, arrays, annotations, and in com
 ``sim.int8(x)`` is Numba's cast.  Calling one in Python converts as Warp (and compiled
 code) does: a Python int wraps to the width of an int type instead of NumPy's
 OverflowError, and the result is the plain NumPy scalar (``type(sim.int8(3)) is np.int8``;
-``isinstance(np.int8(3), sim.int8)`` holds).  ``_type_`` is the ctypes type and ``_length_`` is 1, as Warp's (a value type's ``_length_``
-is its number of components).
+``isinstance(np.int8(3), sim.int8)`` holds).  ``_type_`` is the ctypes type and
+``_length_`` is 1, as Warp's (a value type's ``_length_`` is its number of components).
 ``bool`` is NumPy's ``np.bool_`` (which cannot be subclassed); float16 is storage only.
 In annotations, Python's ``float`` means float32 and ``int`` means int32 (Warp's rule).
 """

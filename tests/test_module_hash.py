@@ -83,3 +83,8 @@ def test_a_kernel_defined_again_under_its_name_replaces_the_earlier():
     assert len(module.definitions) == 1
     define(1.0)
     assert module.hash_module() == one
+
+
+def test_scalar_types_have_warps_length():
+    assert all(t._length_ == 1 for t in (sim.int8, sim.uint64, sim.float32, sim.float64))
+    assert sim.vec3._length_ == 3
