@@ -128,10 +128,12 @@ def joint_motion(jtype: int, axes: VEC3, d0: int, linear: int, dofs: int, q: FLO
 
 
 @sim.func(inline=True)
-def parent_pose(parent: int, body_q: TRANSFORMS):
-    X = sim.transform_identity()
+def parent_joint_frame(parent: int, body_q: TRANSFORMS, X_p: sim.transform):
+    """The parent joint frame in the world: ``body_q[parent] * X_p`` (``X_p`` from the
+    world)."""
+    X = X_p
     if parent >= 0:
-        X = body_q[parent]
+        X = body_q[parent] * X_p
     return X
 
 
@@ -163,7 +165,7 @@ def forward_kinematics(m: ArticulationModel, first: int, last: int, joint_q: FLO
         d0 = m_joint_qd_start[k]
         n = m_joint_qd_start[k + 1] - d0
         linear = m_joint_linear_dofs[k]
-        X_wj = parent_pose(parent, body_q) * m_joint_X_p[k]
+        X_wj = parent_joint_frame(parent, body_q, m_joint_X_p[k])
         X_j = joint_motion(jtype, m_joint_axis, d0, linear, n, joint_q, m_joint_q_start[k])
         X_wc = X_wj * X_j * sim.transform_inverse(m_joint_X_c[k])
         body_q[child] = X_wc
@@ -234,9 +236,9 @@ def body_inertia_world(m: ArticulationModel, b: int, X: sim.transform):
     mass = m_body_mass[b]
     c = sim.transform_point(X, m_body_com[b])
     R = sim.quat_to_matrix(sim.transform_get_rotation(X))
-    C = sim.skew(c)
+    # m [c]x [c]x^T = m (|c|^2 E - c c^T)
     return mass, c * mass, R * m_body_inertia[b] * sim.transpose(R) + \
-        C * sim.transpose(C) * mass
+        (sim.identity(n=3, dtype=float) * sim.dot(c, c) - sim.outer(c, c)) * mass
 
 
 @sim.func(inline=True)
@@ -510,8 +512,8 @@ def articulation_step(
             rot = integrate_rotation(sim.transform_get_rotation(X), w, dt)
             c = sim.transform_point(X, com) + v * dt
             X_wc = sim.transform(c - sim.quat_rotate(rot, com), rot)
-            X_j = sim.transform_inverse(parent_pose(m_joint_parent[k], body_q) *
-                                        m_joint_X_p[k]) * X_wc * m_joint_X_c[k]
+            X_j = sim.transform_inverse(parent_joint_frame(m_joint_parent[k], body_q,
+                                                    m_joint_X_p[k])) * X_wc * m_joint_X_c[k]
             p = sim.transform_get_translation(X_j)
             r = sim.transform_get_rotation(X_j)
             for i in range(3):
@@ -602,7 +604,7 @@ def eval_ik_kernel(model: ArticulationModel, body_q: TRANSFORMS, body_qd: SPATIA
     child = m_joint_child[j]
     d0 = m_joint_qd_start[j]
     q0 = m_joint_q_start[j]
-    X_wj = parent_pose(parent, body_q) * m_joint_X_p[j]
+    X_wj = parent_joint_frame(parent, body_q, m_joint_X_p[j])
     X_wc = body_q[child] * m_joint_X_c[j]
     X = sim.transform_inverse(X_wj) * X_wc
     q_wj = sim.transform_get_rotation(X_wj)
