@@ -47,8 +47,9 @@ from numba_sim.builtins.warp_math import *  # noqa: E402,F401,F403
 from numba_sim.map_kernels import map  # noqa: E402,A004 (Warp's wp.map)
 from numba_sim.errors import (  # noqa: E402
     KernelTypingError, WarpCodegenError, WarpCodegenTypeError, WarpCodegenValueError)
-from numba_sim.autodiff import (  # noqa: E402
-    Tape, adjoint, func_grad, func_replay, grad, requires_grad)
+from numba_sim.autodiff.custom_adjoints import adjoint, func_grad, func_replay  # noqa: E402
+from numba_sim.autodiff.gradients import grad, requires_grad  # noqa: E402
+from numba_sim.autodiff.tape import Tape  # noqa: E402
 
 __version__ = "0.1.0"
 

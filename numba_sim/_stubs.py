@@ -42,8 +42,9 @@ _STATIC = [
     ("numba_sim.errors", ["KernelTypingError", "WarpCodegenError", "WarpCodegenTypeError",
                           "WarpCodegenValueError"]),
     ("numba_sim.references", ["ref"]),
-    ("numba_sim.autodiff", ["Tape", "adjoint", "func_grad", "func_replay", "grad",
-                            "requires_grad"]),
+    ("numba_sim.autodiff.custom_adjoints", ["adjoint", "func_grad", "func_replay"]),
+    ("numba_sim.autodiff.gradients", ["grad", "requires_grad"]),
+    ("numba_sim.autodiff.tape", ["Tape"]),
     ("numba_sim.structs", ["struct"]),
     ("numba_sim.threads", ["tid"]),
     ("numba_sim.types", ["Float", "Int", "Scalar"]),  # Warp's generic annotations

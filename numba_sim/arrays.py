@@ -12,6 +12,7 @@ import typing
 
 import numpy as np
 
+from numba_sim import autodiff_hooks
 from numba_sim import types as value_types
 from numba_sim.types import Value
 
@@ -449,9 +450,7 @@ def with_gradient(result, requires_grad):
     """*result*, with a zero gradient registered beside it if *requires_grad*."""
     if not requires_grad:
         return result
-    from numba_sim.autodiff.gradients import requires_grad as register  # above this module
-
-    return register(result)
+    return autodiff_hooks.register_gradient(result)  # numba_sim/autodiff/gradients.py
 
 
 _HOST_KEYWORDS = ("requires_grad", "pinned", "copy")

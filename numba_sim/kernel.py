@@ -18,6 +18,7 @@ from numba.core.registry import CPUDispatcher
 
 from numba_sim import (config, kernel_language, kernel_ops, launch_bounds, launcher,
                        module_hash, redefinition, structure_ids)
+from numba_sim import autodiff_hooks
 from numba_sim.func_overloads import FuncOverloads, annotations_of, scalar_annotation
 from numba_sim.annotations import function_annotations
 from numba_sim.parameters import Parameter
@@ -480,10 +481,9 @@ class Kernel:
         dispatcher (CPU).  With *adjoint*, the kernel's adjoint is compiled (for the
         same arguments: numba_sim/autodiff/adjoint_kernel.py).
         """
-        if adjoint:
-            from numba_sim.autodiff.adjoint_launch import adjoint_compile_arguments
-
-            kernel, argtypes_or_inputs = adjoint_compile_arguments(self, argtypes_or_inputs, ndim)
+        if adjoint:  # numba_sim/autodiff/adjoint_launch.py
+            kernel, argtypes_or_inputs = autodiff_hooks.adjoint_compile_arguments(
+                self, argtypes_or_inputs, ndim)
             return launcher.compile_kernel(kernel, device, argtypes_or_inputs, cc=cc, ndim=ndim)
         return launcher.compile_kernel(self, device, argtypes_or_inputs, cc=cc, ndim=ndim)
 
@@ -497,14 +497,11 @@ class Kernel:
         arguments' types).  With *adjoint*, the adjoint kernel's code, and ``kind="source"``
         its generated kernel-language source.
         """
-        if adjoint:
-            from numba_sim.autodiff.adjoint_launch import adjoint_compile_arguments
-
+        if adjoint:  # numba_sim/autodiff/adjoint_launch.py and adjoint_kernel.py
             if kind == "source":
-                from numba_sim.autodiff.adjoint_kernel import adjoint_source_text
-
-                return adjoint_source_text(self, ndim)
-            kernel, argtypes_or_inputs = adjoint_compile_arguments(self, argtypes_or_inputs, ndim)
+                return autodiff_hooks.adjoint_source_text(self, ndim)
+            kernel, argtypes_or_inputs = autodiff_hooks.adjoint_compile_arguments(
+                self, argtypes_or_inputs, ndim)
             return kernel.inspect(device, kind, argtypes_or_inputs, cc=cc, ndim=ndim)
         if argtypes_or_inputs is None:
             return launcher.inspect_compiled(self, device, kind, cc=cc)

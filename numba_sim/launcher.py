@@ -23,11 +23,10 @@ import warnings
 import numba
 import numpy as np
 
-from numba_sim import arrays, cache, cuda_fast_launch, cuda_launch, cuda_runtime
+from numba_sim import arrays, autodiff_hooks, cache, cuda_fast_launch, cuda_launch, cuda_runtime
 from numba_sim import errors, launch_bounds, launch_capture, redefinition, structure_ids
 from numba_sim.cpu_scheduling import LaunchChoice
 from numba_sim.arrays import view
-from numba_sim.autodiff import recording as tape_recording
 from numba_sim.cuda_args import cuda_args
 from numba_sim.lowering.atomics import SERIAL_LAUNCHER_PREFIX
 from numba_sim.lowering.hints import borrowed, nonnegative
@@ -380,8 +379,8 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, record_
     kernel's adjoint with the gradients *adj_inputs* and *adj_outputs*, and a launch while a
     ``sim.Tape`` records is recorded on it (numba_sim/autodiff/tape.py).
     """
-    if adjoint or tape_recording.tapes:
-        return tape_recording.intercept(kernel, dim, inputs, outputs, device, stream, record_cmd,
+    if adjoint or autodiff_hooks.tapes or adj_inputs is not None or adj_outputs is not None:
+        return autodiff_hooks.intercept(kernel, dim, inputs, outputs, device, stream, record_cmd,
                                         adjoint, adj_inputs, adj_outputs)
     return launch_forward(kernel, dim, inputs, outputs, device, stream, record_cmd)
 

@@ -1,10 +1,16 @@
 """Automatic differentiation (issue 24).
 
-Keep the imports here light: ``numba_sim.launcher`` imports ``autodiff.recording`` (and so
-this package) on its own import.
+The builtins' adjoints (op_adjoints.py, op_overrides.py, op_scalars.py, trace.py) and the
+adjoint kernels, gradients and tape (adjoint_kernel.py, adjoint_source.py, flatten.py,
+activity.py, adjoint_helpers.py, adjoint_launch.py, custom_adjoints.py, gradients.py,
+tape.py, launch_checks.py): docs/autodiff.md.
 """
 
+from numba_sim import autodiff_hooks
 from numba_sim.autodiff.op_adjoints import adjoint_attribute, adjoint_function  # noqa: F401
 from numba_sim.autodiff.custom_adjoints import adjoint, func_grad, func_replay  # noqa: F401
 from numba_sim.autodiff.gradients import grad, requires_grad  # noqa: F401
 from numba_sim.autodiff.tape import Tape  # noqa: F401
+
+autodiff_hooks.adjoint_function = adjoint_function
+autodiff_hooks.adjoint_attribute = adjoint_attribute

@@ -9,6 +9,8 @@ compiles for the CPU and for CUDA.
 from numba.core import types
 from numba.core.extending import intrinsic
 
+from numba_sim.typing.random_state import RandomStateType
+
 
 def _plain(numba_type):
     """*numba_type* without literal values (an int literal's type is its integer type)."""
@@ -35,8 +37,6 @@ HELPERS = {"__sim_zero_of": zero_of}
 @intrinsic
 def state_value(typingctx, state):
     """The uint32 a random state holds now."""
-    from numba_sim.typing.random_state import RandomStateType
-
     if not isinstance(state, RandomStateType):
         return None
 
@@ -50,8 +50,6 @@ def state_value(typingctx, state):
 def set_state(typingctx, state, value):
     """Put the uint32 *value* back into the random state *state* (in place): a loop replayed
     by an adjoint draws the numbers it drew in the forward pass."""
-    from numba_sim.typing.random_state import RandomStateType
-
     if not isinstance(state, RandomStateType) or not isinstance(value, types.Integer):
         return None
 

@@ -27,12 +27,16 @@ import sys
 import numpy as np
 from numba.core.errors import TypingError
 
-from numba_sim import arrays, kernel_language
+from numba_sim import arrays, autodiff_hooks, kernel_language
 from numba_sim.annotations import function_annotations, function_namespace
 from numba_sim.autodiff import adjoint_helpers
 from numba_sim.autodiff.activity import Activity
 from numba_sim.autodiff.adjoint_source import ATOMIC_ADD, ZERO, AdjointSource, _indent
 from numba_sim.autodiff.flatten import MultiAssign, flatten
+from numba_sim.builtins.random import rand_init
+from numba_sim.func_overloads import FuncOverloads
+from numba_sim.kernel import Func, Kernel
+from numba_sim.kernel import func as make_func
 from numba_sim.types import Value
 
 _sources = itertools.count()
@@ -126,13 +130,10 @@ class _Helpers:
 def _adjoint_of_call(function, helpers):
     """The ``adjoint_of_call`` of :class:`AdjointSource`: (helper name, positions of array
     arguments) of a call's adjoint."""
-    from numba_sim.autodiff.op_adjoints import adjoint_attribute, adjoint_function
-    from numba_sim.func_overloads import FuncOverloads
-    from numba_sim.kernel import Func
-
     def adjoint_of_call(target, node, count):
         if target is getattr:  # v.x: the attribute's adjoint, (value, adj_ret)
-            return helpers.name_of(adjoint_attribute(node.value.attr), "adj"), (), ()
+            adjoint = autodiff_hooks.adjoint_attribute(node.value.attr)
+            return helpers.name_of(adjoint, "adj"), (), ()
         if isinstance(target, FuncOverloads):
             raise function.error(f"`{ast.unparse(node.value)}`: calls of overloaded funcs "
                                  "are not differentiated yet", node)
@@ -146,7 +147,7 @@ def _adjoint_of_call(function, helpers):
         if isinstance(target, str):
             target = getattr(sys.modules["numba_sim"], target)
         try:
-            adjoint = adjoint_function(target)
+            adjoint = autodiff_hooks.adjoint_function(target)  # autodiff/op_adjoints.py
         except TypingError as error:  # no adjoint: named, with the kernel's line
             raise function.error(f"`{ast.unparse(node.value)}`: {error}", node) from None
         return helpers.name_of(adjoint, "adj"), (), ()
@@ -234,8 +235,6 @@ def _analysed(function, differentiable_values, differentiable_arrays, array_name
 
 def _random_states(statements, resolve):
     """The locals assigned a random state (``s = rand_init(...)``)."""
-    from numba_sim.builtins.random import rand_init
-
     return {node.targets[0].id for node in ast.walk(ast.Module(body=statements, type_ignores=[]))
             if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
             and isinstance(node.value, ast.Call) and resolve(node.value.func) is rand_init}
@@ -266,8 +265,6 @@ def differentiable_parameters(kernel):
 
 
 def _make_adjoint_kernel(kernel, ndim):
-    from numba_sim.kernel import Kernel
-
     if kernel.enable_backward is False or (kernel.enable_backward is None and
                                            kernel.module.options.get("enable_backward") is False):
         raise RuntimeError(f"kernel {kernel.key}: its adjoint was not generated "
@@ -319,8 +316,6 @@ def adjoint_func(func):
 
 
 def _make_adjoint_func(func):
-    from numba_sim.kernel import func as make_func
-
     fn = func.func  # as written
     function = _Function(fn)
     annotations = function_annotations(fn)
@@ -359,8 +354,9 @@ def _make_adjoint_func(func):
 
 def adjoint_source_text(kernel_or_func, ndim=1):
     """The generated source of an adjoint (for ``kernel.inspect(..., adjoint=True)``)."""
-    from numba_sim.kernel import Kernel
-
     made = adjoint_kernel(kernel_or_func, ndim).py_func if isinstance(kernel_or_func, Kernel) \
         else adjoint_func(kernel_or_func)[0].func
     return inspect.getsource(made)
+
+
+autodiff_hooks.adjoint_source_text = adjoint_source_text

@@ -11,7 +11,7 @@ returned, as in Warp).  Entries of parameters that are not differentiable are ig
 
 import numpy as np
 
-from numba_sim import arrays
+from numba_sim import arrays, autodiff_hooks, launcher
 from numba_sim.autodiff.adjoint_kernel import adjoint_kernel
 from numba_sim.autodiff.gradients import grad_or_none
 
@@ -45,8 +45,6 @@ def launch_adjoint(kernel, dim, inputs, outputs, adj_inputs, adj_outputs, device
                    stream=None):
     """``sim.launch(kernel, dim, inputs, outputs, adjoint=True, adj_inputs=...,
     adj_outputs=...)``."""
-    from numba_sim import launcher
-
     if not hasattr(kernel, "parameters"):
         raise TypeError(f"kernel: expected a @sim.kernel, got {kernel!r}")
     inputs, outputs = list(inputs), list(outputs)
@@ -76,6 +74,25 @@ def launch_adjoint(kernel, dim, inputs, outputs, adj_inputs, adj_outputs, device
     launcher.launch_forward(adjoint, dim, args + extra, [], device, stream)
 
 
+def intercept(kernel, dim, inputs, outputs, device, stream, record_cmd, adjoint, adj_inputs,
+              adj_outputs):
+    """``sim.launch`` with ``adjoint=True`` (the adjoint launch) or while a tape records
+    (numba_sim/autodiff_hooks.py)."""
+    if adjoint:
+        if record_cmd:
+            raise TypeError("record_cmd: adjoint launches are not recorded as commands; "
+                            "launch them with record_cmd=False")
+        return launch_adjoint(kernel, dim, inputs, outputs, adj_inputs, adj_outputs,
+                              device=device, stream=stream)
+    if adj_inputs is not None or adj_outputs is not None:
+        raise TypeError("adj_inputs / adj_outputs: given without adjoint=True")
+    if record_cmd or not autodiff_hooks.tapes:
+        # a recorded command runs later, perhaps many times: not on the tape
+        return launcher.launch_forward(kernel, dim, inputs, outputs, device, stream, record_cmd)
+    autodiff_hooks.tapes[-1].record_launch(kernel, dim, inputs, outputs, device, stream)
+    launcher.launch_forward(kernel, dim, inputs, outputs, device, stream)
+
+
 def launch_recorded_adjoint(entry):
     """The adjoint launch of a tape's recorded launch, with the registered gradients."""
     args = entry.inputs + entry.outputs
@@ -100,3 +117,7 @@ def adjoint_compile_arguments(kernel, argtypes_or_inputs, ndim):
         raise TypeError(f"argtypes_or_inputs: {kernel.__qualname__} takes {len(names)} "
                         f"arguments ({', '.join(names)}), {len(given)} given")
     return adjoint, given + [given[names.index(n)] for n in adjoint.adjoint_parameters]
+
+
+autodiff_hooks.intercept = intercept
+autodiff_hooks.adjoint_compile_arguments = adjoint_compile_arguments

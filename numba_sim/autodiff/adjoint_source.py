@@ -30,6 +30,7 @@ The reverse of
 """
 
 import ast
+import copy
 import itertools
 import operator
 
@@ -585,8 +586,6 @@ def _index_arguments(index):
 
 
 def _copy(node):
-    import copy
-
     return copy.deepcopy(node)
 
 

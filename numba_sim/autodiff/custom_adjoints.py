@@ -18,7 +18,9 @@ import ast
 
 from numba_sim import kernel_language
 from numba_sim.autodiff.adjoint_helpers import HELPERS
+from numba_sim.autodiff.adjoint_kernel import _compile_source, _Function, _Helpers
 from numba_sim.autodiff.adjoint_source import ZERO, _indent
+from numba_sim.kernel import Func, func
 
 
 class _AdjointOf:
@@ -35,8 +37,6 @@ adjoint = _AdjointOf()
 
 
 def _check_func(f, decorator):
-    from numba_sim.kernel import Func
-
     if not isinstance(f, Func):
         raise TypeError(f"@sim.{decorator}(f): f: expected a @sim.func, got {f!r}")
 
@@ -59,8 +59,6 @@ def func_replay(f):
     _check_func(f, "func_replay")
 
     def decorate(fn):
-        from numba_sim.kernel import func
-
         f._sim_custom_replay = func(fn)
         return fn
 
@@ -75,9 +73,6 @@ def _is_adjoint_subscript(node):
 
 
 def _compiled_custom_adjoint(f, fn):
-    from numba_sim.autodiff.adjoint_kernel import _Function, _compile_source, _Helpers
-    from numba_sim.kernel import func
-
     forward = [a.arg for a in _Function(f.func).definition.args.args]
     function = _Function(fn)
     params = function.parameters

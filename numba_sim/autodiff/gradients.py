@@ -16,6 +16,7 @@ differentiated (docs/autodiff.md).
 
 import weakref
 
+from numba_sim import autodiff_hooks
 from numba_sim.arrays import device_of, zeros_like
 
 _GRADIENTS = {}
@@ -88,6 +89,9 @@ def grad_or_none(array):
 
 def has_grad(array):
     return grad_or_none(array) is not None
+
+
+autodiff_hooks.register_gradient = requires_grad
 
 
 def registered_gradients():

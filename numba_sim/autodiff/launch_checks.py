@@ -12,6 +12,7 @@ import hashlib
 import numpy as np
 
 from numba_sim import arrays
+from numba_sim.autodiff.adjoint_kernel import _Function
 
 
 def _digest(array):
@@ -24,8 +25,6 @@ def read_parameters(kernel):
     or passed on to a func)."""
     cached = kernel.__dict__.get("_read_parameters")
     if cached is None:
-        from numba_sim.autodiff.adjoint_kernel import _Function
-
         function = _Function(kernel.py_func, kernel.code_transformers)
         names = {p.name for p in kernel.parameters if p.array is not None}
         read = set()

@@ -1,7 +1,7 @@
 """``sim.Tape``: records launches and runs their adjoints in reverse.
 
 ``with tape:`` records every ``sim.launch`` made inside (the launcher's hook,
-numba_sim/autodiff/recording.py: a launch with no tape active costs one list test).
+numba_sim/autodiff_hooks.py: a launch with no tape active costs one list test).
 ``tape.backward(loss=l)`` seeds ``grad(l)`` with 1 (``l`` a one-element array);
 ``tape.backward(grads=[(y, dy), ...])`` copies each ``dy`` into ``grad(y)``; then the
 recorded launches' adjoints run in reverse order with the recorded arguments, the
@@ -18,8 +18,8 @@ runs; ``backward`` compares them and names the kernel and the parameter of an ar
 overwritten between the forward launch and the backward.
 """
 
-from numba_sim import config
-from numba_sim.autodiff import recording
+from numba_sim import autodiff_hooks, config
+from numba_sim.autodiff.adjoint_launch import launch_recorded_adjoint
 from numba_sim.autodiff.gradients import grad_or_none, requires_grad
 from numba_sim.autodiff.launch_checks import InputChecksums
 
@@ -56,14 +56,14 @@ class Tape:
         self._seeded = []
 
     def __enter__(self):
-        if self in recording.tapes:
+        if self in autodiff_hooks.tapes:
             raise RuntimeError("Tape: this tape is already recording (a `with tape:` block "
                                "inside another one of the same tape)")
-        recording.tapes.append(self)
+        autodiff_hooks.tapes.append(self)
         return self
 
     def __exit__(self, *exc):
-        recording.tapes.remove(self)
+        autodiff_hooks.tapes.remove(self)
         return False
 
     # -- recording
@@ -123,8 +123,6 @@ class Tape:
                                      f"{tuple(seed.shape)}")
                 seed[...] = seed_value
                 self._remember(array, seed)
-        from numba_sim.autodiff.adjoint_launch import launch_recorded_adjoint
-
         for entry in reversed(self.launches):
             if isinstance(entry, _RecordedFunction):
                 entry.backward()

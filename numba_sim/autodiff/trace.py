@@ -249,6 +249,8 @@ class Traced:
         return algebra.scalar_type_of(self.value)
 
     def constant(self, value):
+        if algebra._is_symbolic(self.value):
+            return _inactive(self.value.constant(value))
         return _inactive(algebra.cast(value, self.scalar_type))
 
     def cast(self, scalar_type):
