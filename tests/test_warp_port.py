@@ -230,8 +230,8 @@ def test_compat_array_methods_on_numpy_arrays():
     assert wpc.ones_like(b).sum() == 6
     assert wpc.dtype_from_numpy(np.dtype("int16")) is sim.int16
     assert wpc.dtype_to_numpy(sim.float32) == np.dtype(np.float32)
-    with pytest.raises(NotImplementedError, match="requires_grad"):
-        wpc.empty_like(b, requires_grad=True)
+    e = wpc.empty_like(b, requires_grad=True)  # a zero gradient beside it (autodiff)
+    assert sim.grad(e).shape == b.shape and not sim.grad(e).any()
 
 
 def test_compat_registers_cases_like_warp():
