@@ -298,19 +298,21 @@ def clone(a, device=None, requires_grad=False):
 
 def empty_like(a, device=None, requires_grad=False):
     _arrays.check_warp_keywords(requires_grad, False)
-    return _module_of(a).empty_like(a) if device is None else sim.empty(a.shape, a.dtype, device)
+    result = _module_of(a).empty_like(a) if device is None else sim.empty(a.shape, a.dtype, device)
+    return _arrays.with_gradient(result, requires_grad)
 
 
 def ones_like(a, device=None, requires_grad=False):
     _arrays.check_warp_keywords(requires_grad, False)
-    return _module_of(a).ones_like(a) if device is None else sim.ones(a.shape, a.dtype, device)
+    result = _module_of(a).ones_like(a) if device is None else sim.ones(a.shape, a.dtype, device)
+    return _arrays.with_gradient(result, requires_grad)
 
 
 def full_like(a, value, device=None, requires_grad=False):
     _arrays.check_warp_keywords(requires_grad, False)
     result = empty_like(a, device)
     result[...] = np.asarray(value)
-    return result
+    return _arrays.with_gradient(result, requires_grad)
 
 
 _SCALAR_NAMES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
