@@ -356,3 +356,82 @@ def test_same_gradients_as_warps_tape(warp):
             wp.launch(warp_kernel, dim=CASES[case][1], inputs=[wx, wy] + scalar, device="cpu")
         tape.backward(grads={wy: wp.array(weights, dtype=wp.float64, device="cpu")})
         np.testing.assert_allclose(ours, wx.grad.numpy(), rtol=1e-10, err_msg=case)
+
+
+# --------------------------------------------------------------------------
+# A simulation step under the tape: springs (a func, index arrays, a struct, atomics on
+# vec3 arrays, an early return), an integrator (a pinned particle), a loss
+
+
+@sim.struct
+class SpringParams:
+    ke: f64
+
+
+@sim.func
+def spring_force(xi: sim.vec3d, xj: sim.vec3d, rest: f64, ke: f64):
+    d = xj - xi
+    length = sim.length(d)
+    return d / length * (ke * (length - rest))
+
+
+@sim.kernel
+def springs(x: V3, pairs: sim.array(dtype=sim.int32), rest: A, p: SpringParams, f: V3):
+    t = sim.tid()
+    i = pairs[2 * t]
+    j = pairs[2 * t + 1]
+    if i < 0:
+        return
+    force = spring_force(x[i], x[j], rest[t], p.ke)
+    sim.atomic_add(f, i, force)
+    sim.atomic_sub(f, j, force)
+
+
+@sim.kernel
+def integrate(x: V3, v: V3, f: V3, inv_mass: A, dt: f64, x_out: V3, v_out: V3):
+    i = sim.tid()
+    w = inv_mass[i]
+    if w == f64(0.0):
+        x_out[i] = x[i]
+        v_out[i] = v[i]
+        return
+    v1 = v[i] + (f[i] * w + sim.vec3d(f64(0.0), f64(-9.8), f64(0.0))) * dt
+    x_out[i] = x[i] + v1 * dt
+    v_out[i] = v1
+
+
+@sim.kernel
+def energy(x: V3, loss: A):
+    i = sim.tid()
+    loss[0] += sim.dot(x[i], x[i]) * f64(0.5) + x[i][1]
+
+
+def _spring_step(x0, v0):
+    pairs = np.array([0, 1, 1, 2, 2, 3, -1, 0], np.int32)
+    params = SpringParams()
+    params.ke = 10.0
+    x, v = sim.requires_grad(x0.copy()), sim.requires_grad(v0.copy())
+    f, x1, v1 = (sim.zeros(4, dtype=sim.vec3d, requires_grad=True) for _ in range(3))
+    loss = sim.zeros(1, dtype=f64, requires_grad=True)
+    sim.launch(springs, 4, inputs=[x, pairs, np.array([0.5, 0.6, 0.7, 0.0]), params, f])
+    sim.launch(integrate, 4, inputs=[x, v, f, np.array([0.0, 1.0, 2.0, 1.0]), 0.01, x1, v1])
+    sim.launch(energy, 4, inputs=[x1, loss])
+    return x, v, loss
+
+
+def test_a_spring_step_under_the_tape_matches_central_differences():
+    rng = np.random.default_rng(0)
+    x0, v0 = rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (4, 3))
+    tape = sim.Tape()
+    with tape:
+        x, v, loss = _spring_step(x0, v0)
+    tape.backward(loss=loss)
+    h = 1e-6
+    for start, gradient, which in ((x0, sim.grad(x), 0), (v0, sim.grad(v), 1)):
+        expected = np.zeros_like(start)
+        for k in np.ndindex(start.shape):
+            plus, minus = [x0.copy(), v0.copy()], [x0.copy(), v0.copy()]
+            plus[which][k] += h
+            minus[which][k] -= h
+            expected[k] = (_spring_step(*plus)[2][0] - _spring_step(*minus)[2][0]) / (2 * h)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)

@@ -46,7 +46,7 @@ class Flattener:
         self._temporaries = itertools.count()
 
     def temporary(self):
-        name = f"t__{next(self._temporaries)}"
+        name = f"__t{next(self._temporaries)}"  # never a renamed name (name__N)
         self.locals.add(name)
         return name
 
