@@ -9,6 +9,7 @@ where every formula is smooth (scalars in (0.2, 0.9), unit quaternions, matrices
 identity).
 """
 
+import functools
 import itertools
 import operator
 from dataclasses import dataclass
@@ -124,6 +125,7 @@ def _name(key):
     return op.name if op is not None else getattr(key, "__name__", str(key))
 
 
+@functools.cache
 def enumerate_cases():
     """Every (key, argument types) the table accepts from the pools above (twice over the
     keys: the first pass makes new value types, e.g. mat23d for outer(vec2d, vec3d), whose
@@ -133,7 +135,7 @@ def enumerate_cases():
         keys = [k for k in _keys() if k not in done]
         done.update(keys)
         cases += _cases_of(keys)
-    return cases
+    return tuple(cases)
 
 
 def _cases_of(keys):
