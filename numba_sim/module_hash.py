@@ -7,7 +7,8 @@ The hash is a content hash of what the module's kernels compile from now, as War
   temporary file that is gone hashes as one loaded from disk), its parameters'
   annotations, its defaults and its options;
 - the current values of the globals and closure variables it reads: numbers, strings,
-  NumPy scalars, value-type and struct values by value; ``@sim.func`` s (each overload) and
+  NumPy scalars and arrays (which Numba compiles in as constants), tuples, lists and dicts
+  of them, value-type and struct values by value; ``@sim.func`` s (each overload) and
   the funcs they read, by their content (code, annotations, defaults, what they read), so
   editing a func a kernel calls changes the kernel's module's hash; ``@sim.struct`` classes
   by their fields; other functions, classes and modules by name;
@@ -95,6 +96,12 @@ def describe(value, seen=None):
         return f"{type(value).__name__}:{value!r}"
     if isinstance(value, (tuple, list)):
         return f"{type(value).__name__}({', '.join(describe(v, seen) for v in value)})"
+    if isinstance(value, dict):  # a table a kernel reads (``sim.static(table[key])``)
+        items = sorted((repr(k), describe(v, seen)) for k, v in value.items())
+        return f"dict({', '.join(f'{k}: {v}' for k, v in items)})"
+    if isinstance(value, np.ndarray):  # a global array compiles in as a constant (Numba's)
+        data = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
+        return f"ndarray({value.dtype}, {value.shape}, {data})"
     if isinstance(value, FuncOverloads):
         return f"funcs {value.__qualname__}[{'; '.join(describe(m, seen) for m in value.members)}]"
     if isinstance(value, Func):

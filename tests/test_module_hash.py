@@ -88,3 +88,17 @@ def test_a_kernel_defined_again_under_its_name_replaces_the_earlier():
 def test_scalar_types_have_warps_length():
     assert all(t._length_ == 1 for t in (sim.int8, sim.uint64, sim.float32, sim.float64))
     assert sim.vec3._length_ == 3
+
+
+def test_tables_and_arrays_a_kernel_reads_count_by_content():
+    import numpy as np
+
+    from numba_sim.module_hash import describe
+
+    assert describe({"v": 5.0}) != describe({"v": 6.0})
+    assert describe({"a": 1, "b": 2}) == describe({"b": 2, "a": 1})
+    table = np.arange(4.0)
+    before = describe(table)
+    table[0] = 7.0
+    assert describe(table) != before and "0x" not in before
+    assert describe(np.zeros(2, np.float32)) != describe(np.zeros(2, np.float64))
