@@ -418,8 +418,9 @@ does, so the line rewrites apply inside it (its ported copy)."""
 
 PYTHON_SOURCE_STRING = re.compile(r"^[ \t]*import warp(?: as wp)?[ \t]*$", re.MULTILINE)
 """A string literal that is the source of a Python module that imports Warp (a template that
-a test writes to a file and imports or runs, ``"import warp as wp\\n@wp.kernel\\n..."``):
-it is code, so it gets the line rewrites (`rewrite_code_string`)."""
+a test writes to a file and imports or runs: a multi-line string with a line ``import warp``
+or ``import warp as wp``): it is code, so it gets the line rewrites (`rewrite_code_string`).
+A one-line string with ``\\n`` escapes is not recognized (it stays as Warp wrote it)."""
 
 INTERNAL_IMPORT_LINE = re.compile(
     r"^([ \t]*)from (warp\.(?!tests\b)[\w.]+) import ([\w, ]+?)[ \t]*$", re.MULTILINE)
