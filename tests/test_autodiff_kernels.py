@@ -62,6 +62,20 @@ def branches(x: A, y: A, n: int):
 
 
 @sim.kernel
+def components(x: A, y: A):
+    i = sim.tid()
+    a = x[i]
+    v = sim.vec3d(a, a * a, f64(1.0))
+    v.y = f64(3.0) * a
+    v[2] = sim.sin(a)
+    v.x += a * a
+    v[1] -= a
+    m = sim.mat22d(a, f64(1.0), f64(2.0), a)
+    m[0, 1] = a * f64(5.0)
+    y[i] = sim.dot(v, v) + m[0, 1] * m[1, 1] + sim.determinant(m)
+
+
+@sim.kernel
 def static_loop(x: A, y: A):
     i = sim.tid()
     v = x[i]
@@ -166,6 +180,7 @@ CASES = {
     "vectors": (vectors, N, _inputs(2, N, (3,)), lambda x, y: [x, y], 1, (N,)),
     "branches": (branches, N + 2, _inputs(3, N), lambda x, y: [x, y, N], 1, (N,)),
     "static_loop": (static_loop, N, _inputs(4, N), lambda x, y: [x, y], 1, (N,)),
+    "components": (components, N, _inputs(13, N), lambda x, y: [x, y], 1, (N,)),
     "running_product": (running_product, 1, _inputs(5, N) + 1.5,
                         lambda x, y: [x, N, y], 2, (1,)),
     "sum_used_after": (sum_used_after, 1, _inputs(6, N), lambda x, y: [x, N, y], 2, (1,)),

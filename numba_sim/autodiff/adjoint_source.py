@@ -364,12 +364,13 @@ class AdjointSource:
                                  node)
             return Piece()  # stores into non-differentiable arrays: not replayed
         active = base.id in self.activity.active
-        if active:
-            raise self.error(f"`{ast.unparse(node)}`: component assignment of a "
-                             f"differentiated value is not differentiated yet; build the "
-                             f"value with its constructor instead", node)
+        if active and target.value is not base:
+            raise self.error(f"`{ast.unparse(node)}`: nested component assignment of a "
+                             f"differentiated value is not differentiated; assign the "
+                             f"component to a local first", node)
+        previous_name = self.env.get(base.id)
         previous = self.text(base)
-        renamed, forward = self.define(base.id, previous, False)
+        renamed, forward = self.define(base.id, previous, active)
         statement = _copy(node)
         renamer = _Renamer({k: v for k, v in self.env.items() if k != base.id})
         statement = renamer.visit(statement)
@@ -377,7 +378,37 @@ class AdjointSource:
             if isinstance(sub, ast.Name) and sub.id == base.id:
                 sub.id = renamed
         forward.append(ast.unparse(statement))
-        return Piece(forward)
+        reverse = self.component_store_adjoint(node, target, previous_name, renamed) \
+            if active else []
+        return Piece(forward, reverse)
+
+    def component_store_adjoint(self, node, target, previous, renamed):
+        """The reverse of ``v.x = a`` / ``v[i] = a`` (and ``+=``, ``-=``) replayed as
+        ``new = old; new.x = a``: the component's adjoint goes to ``a``, the others' (all
+        of them for ``+=`` and ``-=``) to ``old``."""
+        value = self.rename(node.value)
+        adjoint = self.adj(renamed)
+        if isinstance(target, ast.Attribute):
+            def component(of):
+                return f"{of}.{target.attr}"
+        else:
+            index = self.text(target.slice)
+
+            def component(of):
+                return f"{of}[{index}]"
+        if isinstance(node, ast.AugAssign):
+            if isinstance(node.op, ast.Add):
+                return (self.accumulate(value, component(adjoint))
+                        + self.accumulate(ast.Name(id=previous, ctx=ast.Load()), adjoint))
+            if isinstance(node.op, ast.Sub):
+                return (self.accumulate(value, f"-{component(adjoint)}")
+                        + self.accumulate(ast.Name(id=previous, ctx=ast.Load()), adjoint))
+            raise self.error(f"`{ast.unparse(node)}`: only `+=` and `-=` of a component are "
+                             f"differentiated", node)
+        rest = self.fresh("g", "c")
+        return (self.accumulate(value, component(adjoint))
+                + [f"{rest} = {adjoint}", f"{component(rest)} = {ZERO}({component(rest)})"]
+                + self.accumulate(ast.Name(id=previous, ctx=ast.Load()), rest))
 
     # -- control flow
 
