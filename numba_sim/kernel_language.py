@@ -59,8 +59,8 @@ import types
 import numpy as np
 from numba.core.dispatcher import Dispatcher
 
-from numba_sim import (config, debug_checks, dynamic_loops, kernel_ops, references,
-                       return_checks)
+from numba_sim import (config, debug_checks, dynamic_loops, function_targets, kernel_ops,
+                       references, return_checks)
 from numba_sim.annotations import function_annotations, function_namespace
 from numba_sim.arrays import array, device_of, shape_dim, zeros
 from numba_sim.func_overloads import FuncOverloads
@@ -673,6 +673,7 @@ class _KernelRewriter(ast.NodeTransformer):
             self._check_attribute(node.func, called=True)
         if any(callee is expectation for expectation in EXPECTATIONS):
             return self._expectation(node, callee)
+        self._check_function_arguments(node, callee)
         if isinstance(callee, type) and issubclass(callee, Value) and node.keywords:
             self._type_keywords(node, callee)
         if any(callee is taker for taker in STATE_TAKERS) and node.args \
@@ -911,6 +912,26 @@ class _KernelRewriter(ast.NodeTransformer):
 
         result = Lengths().visit(copy.deepcopy(expression))
         return result if replaced else None
+
+    def _check_function_arguments(self, node, callee):
+        """A ``sim.Function`` parameter of a func takes funcs and plain builtins, not the
+        kernel language's special forms (function_targets.py, Warp's rule)."""
+        positions, names = function_targets.function_parameters(callee)
+        if not names:
+            return
+        given = [(positions.get(k), a) for k, a in enumerate(node.args)] \
+            + [(k.arg, k.value) for k in node.keywords if k.arg in names]
+        for parameter, argument in given:
+            if parameter is None:
+                continue
+            form = function_targets.special_form_name(self.resolver.resolve(argument))
+            if form is not None:
+                raise _error(
+                    f"sim.Function parameters take @sim.func functions and builtins called as "
+                    f"plain functions, such as sim.sin() and sim.min(), but parameter "
+                    f"'{parameter}' of '{callee.__name__}' received unsupported built-in "
+                    f"function '{form}' (a form of the kernel language, Warp's rule)",
+                    self.fn, argument)
 
     def _is_module_print(self, func):
         """``sim.print(x)``: Warp's ``wp.print``, a kernel-only builtin (not a public name of
