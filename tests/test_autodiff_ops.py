@@ -185,6 +185,21 @@ def test_scalar_arithmetic_and_casts():
     assert adjoint_function(np.float32) is adjoint_function(sim.float32)
 
 
+def test_constant_builtins_have_zero_adjoints():
+    """identity(n, dtype), quat_identity(dtype): a zero for the size, None for the dtype."""
+    import numba
+
+    adj_identity = adjoint_function(sim.identity)
+    assert adj_identity(3, sim.float32, sim.mat33()) == (0, None)
+
+    @numba.njit
+    def compiled(g):
+        return adj_identity(3, np.float32, g)
+
+    assert compiled(sim.mat33()) == (0, None)
+    assert adjoint_function(sim.quat_identity)(sim.float64, sim.quatd()) == (None,)
+
+
 # --------------------------------------------------------------------------
 # Errors
 

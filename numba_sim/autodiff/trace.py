@@ -121,11 +121,10 @@ class Tape:
 
 
 def _accumulate(adjoints, value, contribution):
+    """Add *contribution* (converted to the type of *value*) to the adjoint of *value*."""
     contribution = _base(contribution)
-    target = value.scalar_type
-    if algebra.scalar_type_of(contribution) is not target if algebra._is_symbolic(contribution) \
-            else not isinstance(contribution, target):
-        contribution = algebra.cast(contribution, target)
+    if algebra.scalar_type_of(contribution) is not value.scalar_type:
+        contribution = algebra.cast(contribution, value.scalar_type)
     previous = adjoints.get(id(value))
     adjoints[id(value)] = contribution if previous is None else previous + contribution
 
