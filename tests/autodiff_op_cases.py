@@ -11,7 +11,7 @@ identity).
 
 import functools
 import itertools
-import operator
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -227,4 +227,84 @@ def is_float_argument(numba_type):
     return _has_float((numba_type,)) and not isinstance(numba_type, types.BaseTuple)
 
 
-KEY_OPERATOR_NAMES = {operator.add: "add"}
+# --------------------------------------------------------------------------
+# Finite differences
+
+STEP = {False: 1e-6, True: 1e-2}  # float64 cases; those with a float32 value (casts)
+TOLERANCE = {False: 1e-6, True: 1e-4}  # relative to the scale of the product's terms
+
+
+def finite_difference_vjp(key, args, adj_ret, index, step):
+    """d/d(args[index]) of dot(adj_ret, key(*args)), by central differences, per component,
+    and the scale of the terms summed (for the tolerance)."""
+    weights = components(adj_ret)
+    size = len(components(args[index]))
+    gradient, scale = np.zeros(size), np.zeros(size)
+    for k in range(size):
+        h = step * max(1e-2, abs(components(args[index])[k]))
+        plus, minus = list(args), list(args)
+        plus[index] = with_component(args[index], k, h)
+        minus[index] = with_component(args[index], k, -h)
+        with np.errstate(all="ignore"):
+            difference = (components(call_forward(key, plus))
+                          - components(call_forward(key, minus))) / (2 * h)
+        gradient[k] = np.dot(weights, difference)
+        scale[k] = np.abs(weights * difference).sum()
+    return gradient, scale
+
+
+
+def fd_errors(case, rng):
+    """(adjoint, finite differences, term scale) per float argument of *case*."""
+    args = [random_value(t, rng) for t in case.argtypes]
+    adj_ret = random_adjoint(case.return_type, rng)
+    adjoints = op_derived.adjoint_function(case.key)(*args, adj_ret)
+    found = []
+    for index, (argtype, adjoint) in enumerate(zip(case.argtypes, adjoints)):
+        if is_float_argument(argtype):
+            expected, scale = finite_difference_vjp(case.key, args, adj_ret, index,
+                                                    STEP[case.single_precision])
+            found.append((index, components(adjoint), expected, scale))
+    return args, adjoints, found
+
+
+def report():
+    """Coverage of the table and the finite-difference errors (docs/autodiff.md)."""
+    import time
+
+    from numba_sim.autodiff import op_overrides
+
+    start = time.perf_counter()
+    cases = enumerate_cases()
+    names = table_names()
+    by_name = {}
+    for case in cases:
+        by_name.setdefault(case.name, []).append(case)
+    overridden = {_name(k) for k in op_overrides.overridden_keys()}
+    differentiable = {n for n, cs in by_name.items() if any(c.differentiable for c in cs)}
+    print(f"operations: {len(names)} ({len(op_derived.operation_keys())} table entries, "
+          f"{len(names) - len(op_derived.operation_keys())} plain-scalar keys); "
+          f"variants tried: {len(cases)}")
+    print(f"differentiable operations: {len(differentiable - set(NO_ADJOINT))}, of which "
+          f"derived {len(differentiable - overridden - set(NO_ADJOINT))}, hand-written "
+          f"{len(differentiable & overridden)} ({', '.join(sorted(differentiable & overridden))})")
+    print(f"non-differentiable only (zero adjoints): "
+          f"{len(set(by_name) - differentiable - set(NO_ADJOINT))}")
+    print(f"no adjoint (TypingError naming them): {len(NO_ADJOINT)} ({', '.join(NO_ADJOINT)})")
+    print(f"no finite-difference case: {len(EXCLUDED)} ({', '.join(EXCLUDED)})")
+    worst, worst_case, checked = 0.0, None, 0
+    for case in cases:
+        if not case.differentiable or case.name in NO_ADJOINT or case.single_precision:
+            continue
+        rng = np.random.default_rng(zlib.crc32(f"{case!r}/0".encode()))
+        for index, got, expected, scale in fd_errors(case, rng)[2]:
+            checked += 1
+            ratio = float(np.max(np.abs(got - expected) / (1 + scale)))
+            if ratio > worst:
+                worst, worst_case = ratio, f"{case} argument {index}"
+    print(f"float64 finite differences: {checked} arguments, worst |adjoint - fd| / "
+          f"(1 + scale) = {worst:.2e} ({worst_case}); {time.perf_counter() - start:.1f} s")
+
+
+if __name__ == "__main__":
+    report()

@@ -11,13 +11,11 @@ from numba.core.errors import TypingError
 
 import numba_sim as sim
 from autodiff_op_cases import (
-    EXCLUDED, NO_ADJOINT, call_forward, components, enumerate_cases, is_float_argument,
-    random_adjoint, random_value, table_names, with_component,
+    EXCLUDED, NO_ADJOINT, STEP, TOLERANCE, components, enumerate_cases,
+    finite_difference_vjp, is_float_argument, random_adjoint, random_value, table_names,
 )
 from numba_sim.autodiff import adjoint_attribute, adjoint_function
 
-STEP = {False: 1e-6, True: 1e-2}  # float64 cases; those with a float32 value (casts)
-TOLERANCE = {False: 1e-6, True: 1e-4}  # relative to the scale of the product's terms
 
 CASES = enumerate_cases()
 DIFFERENTIABLE = [c for c in CASES if c.differentiable and c.name not in NO_ADJOINT]
@@ -30,25 +28,6 @@ def _rng(case, trial=0):
 
 def _inputs(case, rng):
     return [random_value(t, rng) for t in case.argtypes]
-
-
-def finite_difference_vjp(key, args, adj_ret, index, step):
-    """d/d(args[index]) of dot(adj_ret, key(*args)), by central differences, per component,
-    and the scale of the terms summed (for the tolerance)."""
-    weights = components(adj_ret)
-    size = len(components(args[index]))
-    gradient, scale = np.zeros(size), np.zeros(size)
-    for k in range(size):
-        h = step * max(1e-2, abs(components(args[index])[k]))
-        plus, minus = list(args), list(args)
-        plus[index] = with_component(args[index], k, h)
-        minus[index] = with_component(args[index], k, -h)
-        with np.errstate(all="ignore"):
-            difference = (components(call_forward(key, plus))
-                          - components(call_forward(key, minus))) / (2 * h)
-        gradient[k] = np.dot(weights, difference)
-        scale[k] = np.abs(weights * difference).sum()
-    return gradient, scale
 
 
 @pytest.mark.parametrize("case", DIFFERENTIABLE, ids=repr)
