@@ -93,6 +93,26 @@ def test_articulations_of_different_sizes_move_as_they_do_alone():
     np.testing.assert_array_equal(j, np.concatenate([j1, j3]))
 
 
+def test_replicated_worlds_far_from_the_origin_move_as_the_first():
+    """Spatial quantities are about each articulation's origin: a world 4 km away (the
+    4096th of worlds 1 m apart) moves exactly as the first (about the world origin, its
+    inertia and motion subspace lost their float32 digits: NaN after 10 frames)."""
+    b = physics.ModelBuilder(gravity=-G)
+    b.replicate(chain_model(1), 2, spacing=(0.0, 4000.0, 0.0))
+    model = b.finalize()
+    state = start(model, q0=-0.3, q1=-0.3)
+    solver = physics.SolverFeatherstone(model, angular_damping=0.0)
+    other = model.state()
+    for _ in range(10):
+        state = solver.step_frame(state, other, None, None, 1.0 / 600.0, 10)
+        other = (other, state)[other is state]
+    assert abs(float(state.joint_q[0]) + 0.3) > 0.1                      # it swung
+    assert state.joint_q[1] == state.joint_q[0]
+    assert state.joint_qd[1] == state.joint_qd[0]
+    np.testing.assert_allclose(state.body_q[1] - state.body_q[0], [0, 4000, 0, 0, 0, 0, 0],
+                               atol=5e-4)
+
+
 def floating_box(z=1.0, gravity=-G, ground=False):
     b = physics.ModelBuilder(gravity=gravity)
     body = b.add_body(xform=((0.0, 0.0, z), None))

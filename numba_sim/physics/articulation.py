@@ -36,6 +36,7 @@ def eval_jacobian_kernel(model: ArticulationModel, scratch: ArticulationScratch,
     m_body_com = model.body_com
     s_S_w = scratch.S_w
     s_S_v = scratch.S_v
+    s_X_l = scratch.X_l
     first = model.articulation_start[a]
     last = model.articulation_start[a + 1]
     featherstone.forward_kinematics(model, first, last, joint_q, joint_qd, body_q, body_qd,
@@ -43,7 +44,7 @@ def eval_jacobian_kernel(model: ArticulationModel, scratch: ArticulationScratch,
     dof0 = m_joint_qd_start[first]
     for k in range(first, last):
         child = m_joint_child[k]
-        c = sim.transform_point(body_q[child], m_body_com[child])
+        c = sim.transform_point(s_X_l[child], m_body_com[child])   # (from the origin)
         base = (a * max_links + k - first) * 6 * max_dofs
         l = k
         while l >= 0:
@@ -68,13 +69,14 @@ def eval_mass_matrix_kernel(model: ArticulationModel, scratch: ArticulationScrat
     s_I_h = scratch.I_h
     s_I_r = scratch.I_r
     s_H = scratch.H
+    s_X_l = scratch.X_l
     first = model.articulation_start[a]
     last = model.articulation_start[a + 1]
     featherstone.forward_kinematics(model, first, last, joint_q, joint_qd, body_q, body_qd,
                                     scratch)
     for k in range(first, last):
         child = m_joint_child[k]
-        mass, h, I = featherstone.body_inertia_world(model, child, body_q[child])
+        mass, h, I = featherstone.body_inertia_world(model, child, s_X_l[child])
         s_I_m[child] = mass
         s_I_h[child] = h
         s_I_r[child] = I

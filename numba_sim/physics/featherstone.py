@@ -1,11 +1,14 @@
 """Reduced-coordinate articulations for ``SolverFeatherstone`` (Featherstone, "Rigid
 Body Dynamics Algorithms", 2008), one thread per articulation.
 
-Spatial quantities are in world coordinates about the world origin, as two vec3s:
+Spatial quantities are in world axes about the articulation's origin ``o`` (the
+position of its root joint's parent frame ``X_p``, fixed: moments about the world
+origin lose float32 digits for a robot far from it, the 4096th of worlds 1 m apart),
+as two vec3s:
 a motion ``(w, v)`` (angular velocity, velocity of the body point at the origin), a
 force ``(n, f)`` (moment about the origin, force).  A body's spatial inertia is
 ``(m, h, I)``: its mass, first moment ``h = m c`` (``c`` its centre of mass) and
-rotational inertia about the origin ``I = R I_c R^T + m [c]x [c]x^T``; composites
+rotational inertia about ``o`` ``I = R I_c R^T + m [c]x [c]x^T`` (``c`` from ``o``); composites
 add componentwise, and it maps a motion to its momentum ``(I w + h x v, m v - h x w)``.
 
 A joint's motion subspace ``S`` (one column per dof): revolute ``(a, p x a)`` (axis
@@ -74,8 +77,11 @@ class ArticulationModel:
 
 @sim.struct
 class ArticulationScratch:
-    """Per dof: motion subspace columns, right side, accelerations; per body: spatial
-    velocity, bias acceleration, force and composite inertia; the mass matrices."""
+    """Per dof: motion subspace columns, right side, accelerations; per body: pose
+    relative to its articulation's origin, spatial velocity, bias acceleration, force and
+    composite inertia; the mass matrices."""
+
+    X_l: TRANSFORMS
 
     S_w: VEC3
     S_v: VEC3
@@ -138,11 +144,29 @@ def parent_joint_frame(parent: int, body_q: TRANSFORMS, X_p: sim.transform):
 
 
 @sim.func(inline=True)
+def articulation_origin(m: ArticulationModel, first: int):
+    """The origin of the articulation whose root joint is *first*: its parent frame's
+    world position (fixed)."""
+    return sim.transform_get_translation(m.joint_X_p[first])
+
+
+@sim.func(inline=True)
+def local_joint_frame(parent: int, X_l: TRANSFORMS, X_p: sim.transform, o: sim.vec3):
+    """The parent joint frame relative to the articulation's origin *o*: ``X_l[parent]
+    * X_p``, or ``X_p`` moved by ``-o`` for the root (from the world)."""
+    X = sim.transform(sim.transform_get_translation(X_p) - o, sim.transform_get_rotation(X_p))
+    if parent >= 0:
+        X = X_l[parent] * X_p
+    return X
+
+
+@sim.func(inline=True)
 def forward_kinematics(m: ArticulationModel, first: int, last: int, joint_q: FLOATS,
                        joint_qd: FLOATS, body_q: TRANSFORMS, body_qd: SPATIAL,
                        scratch: ArticulationScratch):
-    """Body poses of joints first..last-1 from ``joint_q``; with ``joint_qd`` also the
-    motion subspaces and body velocities (scratch) and ``body_qd``."""
+    """Body poses of joints first..last-1 from ``joint_q`` (``body_q``, and relative to
+    the articulation's origin in ``scratch.X_l``); with ``joint_qd`` also the motion
+    subspaces and body velocities about the origin (scratch) and ``body_qd``."""
     # the struct fields once (each use of a field would count references)
     m_body_com = m.body_com
     m_joint_X_c = m.joint_X_c
@@ -158,6 +182,8 @@ def forward_kinematics(m: ArticulationModel, first: int, last: int, joint_q: FLO
     s_S_w = scratch.S_w
     s_v_v = scratch.v_v
     s_v_w = scratch.v_w
+    s_X_l = scratch.X_l
+    o = articulation_origin(m, first)
     for k in range(first, last):
         jtype = m_joint_type[k]
         parent = m_joint_parent[k]
@@ -165,10 +191,13 @@ def forward_kinematics(m: ArticulationModel, first: int, last: int, joint_q: FLO
         d0 = m_joint_qd_start[k]
         n = m_joint_qd_start[k + 1] - d0
         linear = m_joint_linear_dofs[k]
-        X_wj = parent_joint_frame(parent, body_q, m_joint_X_p[k])
+        # (relative to the origin o, as everything below: X_wj, X_wc, c, p, centre)
+        X_wj = local_joint_frame(parent, s_X_l, m_joint_X_p[k], o)
         X_j = joint_motion(jtype, m_joint_axis, d0, linear, n, joint_q, m_joint_q_start[k])
         X_wc = X_wj * X_j * sim.transform_inverse(m_joint_X_c[k])
-        body_q[child] = X_wc
+        s_X_l[child] = X_wc
+        body_q[child] = sim.transform(sim.transform_get_translation(X_wc) + o,
+                                      sim.transform_get_rotation(X_wc))
         c = sim.transform_point(X_wc, m_body_com[child])
         q_wj = sim.transform_get_rotation(X_wj)
         p = sim.transform_get_translation(X_wj)
@@ -236,9 +265,16 @@ def body_inertia_world(m: ArticulationModel, b: int, X: sim.transform):
     mass = m_body_mass[b]
     c = sim.transform_point(X, m_body_com[b])
     R = sim.quat_to_matrix(sim.transform_get_rotation(X))
-    # m [c]x [c]x^T = m (|c|^2 E - c c^T)
-    return mass, c * mass, R * m_body_inertia[b] * sim.transpose(R) + \
-        (sim.identity(n=3, dtype=float) * sim.dot(c, c) - sim.outer(c, c)) * mass
+    # m [c]x [c]x^T entry by entry (not m (|c|^2 E - c c^T): that cancels in float32 for
+    # a body far from the origin, worlds side by side)
+    xx = c[0] * c[0]
+    yy = c[1] * c[1]
+    zz = c[2] * c[2]
+    xy = -c[0] * c[1]
+    xz = -c[0] * c[2]
+    yz = -c[1] * c[2]
+    CC = sim.mat33(yy + zz, xy, xz, xy, xx + zz, yz, xz, yz, xx + yy)
+    return mass, c * mass, R * m_body_inertia[b] * sim.transpose(R) + CC * mass
 
 
 @sim.func(inline=True)
@@ -356,6 +392,7 @@ def articulation_step(
     s_rhs = scratch.rhs
     s_v_v = scratch.v_v
     s_v_w = scratch.v_w
+    s_X_l = scratch.X_l
     first = m_articulation_start[a]
     last = m_articulation_start[a + 1]
     dof0 = m_joint_qd_start[first]
@@ -380,7 +417,7 @@ def articulation_step(
             pv = s_v_v[parent]
         cw = s_v_w[child]
         cv = s_v_v[child]
-        X = body_q[child]
+        X = s_X_l[child]                              # (about the origin)
         c = sim.transform_point(X, m_body_com[child])
         c_dot = cv + sim.cross(cw, c)
         for i in range(m_joint_qd_start[k + 1] - d0):
@@ -504,16 +541,18 @@ def articulation_step(
                 joint_q_out[q0 + i] = q[i]
         elif jtype == FREE:
             # the child's centre of mass and rotation by their rates, back to (p, q)
+            # (relative to the articulation's origin)
             child = m_joint_child[k]
-            X = body_q[child]
+            X = s_X_l[child]
             com = m_body_com[child]
             v = sim.vec3(joint_qd_out[d0], joint_qd_out[d0 + 1], joint_qd_out[d0 + 2])
             w = sim.vec3(joint_qd_out[d0 + 3], joint_qd_out[d0 + 4], joint_qd_out[d0 + 5])
             rot = integrate_rotation(sim.transform_get_rotation(X), w, dt)
             c = sim.transform_point(X, com) + v * dt
             X_wc = sim.transform(c - sim.quat_rotate(rot, com), rot)
-            X_j = sim.transform_inverse(parent_joint_frame(m_joint_parent[k], body_q,
-                                                    m_joint_X_p[k])) * X_wc * m_joint_X_c[k]
+            X_j = sim.transform_inverse(local_joint_frame(
+                m_joint_parent[k], s_X_l, m_joint_X_p[k], articulation_origin(m, first))) * \
+                X_wc * m_joint_X_c[k]
             p = sim.transform_get_translation(X_j)
             r = sim.transform_get_rotation(X_j)
             for i in range(3):

@@ -103,7 +103,8 @@ def _articulation_scratch(model, h_size):
         return xp.zeros((n, 3), dtype=np.float32)
 
     return make_struct(
-        featherstone.ArticulationScratch, S_w=vectors(dofs), S_v=vectors(dofs),
+        featherstone.ArticulationScratch, X_l=xp.zeros((bodies, 7), dtype=np.float32),
+        S_w=vectors(dofs), S_v=vectors(dofs),
         rhs=xp.zeros(dofs, dtype=np.float32), qdd=xp.zeros(dofs, dtype=np.float32),
         v_w=vectors(bodies), v_v=vectors(bodies), a_w=vectors(bodies), a_v=vectors(bodies),
         f_n=vectors(bodies), f_f=vectors(bodies), I_m=xp.zeros(bodies, dtype=np.float32),
