@@ -599,6 +599,21 @@ class _KernelRewriter(ast.NodeTransformer):
             return ast.copy_location(ast.Constant(member), node)
         return self.generic_visit(node)
 
+    _CHAIN_OPERATORS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=",
+                        ast.Gt: ">", ast.GtE: ">="}
+
+    def visit_Compare(self, node):
+        """A chained comparison ``a < b < c`` -> ``chain_compare("< <", a, b, c)``, as Warp's:
+        every operand evaluated once, left to right, before comparing, and consecutive
+        comparators of one type (two numbers count as one: the scalar rule makes them meet;
+        kernel_ops.chain_compare)."""
+        node = self.generic_visit(node)
+        if len(node.ops) < 2 or not all(type(op) in self._CHAIN_OPERATORS for op in node.ops):
+            return node
+        symbols = " ".join(self._CHAIN_OPERATORS[type(op)] for op in node.ops)
+        return _ops("chain_compare", node, ast.copy_location(ast.Constant(symbols), node),
+                    node.left, *node.comparators)
+
     def visit_BinOp(self, node):
         node = self.generic_visit(node)
         name = _BINARY_NAMES.get(type(node.op))

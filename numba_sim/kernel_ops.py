@@ -294,6 +294,39 @@ def neg(a):
 
 
 # --------------------------------------------------------------------------
+# Chained comparisons (``a < b < c``): Warp's rule on the comparators' types
+
+
+def chain_kind(value):
+    """What a comparator of a chain is, for Warp's rule (`chain_compare`): ``"number"``
+    for an int or float (numbers meet at the scalar rule's type), else its type."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return "number"
+    return type(value)
+
+
+CHAIN_OPERATORS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+                   ">": operator.gt, ">=": operator.ge}
+
+
+def chain_compare(ops, *operands):
+    """A chained comparison ``a < b < c`` as Warp's (the kernel rewrite makes it
+    ``chain_compare("< <", a, b, c)``): every operand evaluated once, left to right, before
+    comparing; comparators of one type only ("Cannot chain comparisons of unequal types"),
+    where two numbers count as one type (the scalar rule makes them meet) and a bool
+    compares with a bool.  Compiled: typing/kernel_ops.py, lowering/kernel_ops.py."""
+    symbols = ops.split()
+    for op, b, c in zip(symbols[1:], operands[1:], operands[2:]):
+        if chain_kind(b) != chain_kind(c):
+            raise TypeError(f"Cannot chain comparisons of unequal types: "
+                            f"{type(b).__name__} {op} {type(c).__name__}.")
+    return all(bool(CHAIN_OPERATORS[op](a, b))
+               for op, a, b in zip(symbols, operands, operands[1:]))
+
+
+# --------------------------------------------------------------------------
 # Component assignment (Python semantics; compiled in lowering/kernel_ops.py)
 
 

@@ -359,6 +359,28 @@ def _read_items(context, builder, container_type, container, indices, result_typ
     return context.make_tuple(builder, result_type, items)
 
 
+_CHAIN_IMPLEMENTATIONS = {}
+
+
+def _chain_implementation(symbols):
+    """``lambda ops, a, b, c: a < b and b < c`` for the operators *symbols* (cached)."""
+    function = _CHAIN_IMPLEMENTATIONS.get(symbols)
+    if function is None:
+        names = [f"x{k}" for k in range(len(symbols) + 1)]
+        tests = " and ".join(f"({a} {op} {b})" for op, a, b in zip(symbols, names, names[1:]))
+        namespace = {}
+        exec(f"def chain(ops, {', '.join(names)}):\n    return {tests}\n", namespace)
+        function = _CHAIN_IMPLEMENTATIONS[symbols] = namespace["chain"]
+    return function
+
+
+@lower(kernel_ops.chain_compare, types.StringLiteral, types.VarArg(types.Any))
+def lower_chain_compare(context, builder, sig, args):
+    """The comparisons of a chain, each operand computed once (they are the arguments)."""
+    symbols = tuple(sig.args[0].literal_value.split())
+    return context.compile_internal(builder, _chain_implementation(symbols), sig, args)
+
+
 @lower(kernel_ops.verify_finite, types.Any, types.StringLiteral)
 def lower_verify_finite(context, builder, sig, args):
     """Print the place and the value when a float (or a value type of floats) is not finite:

@@ -145,6 +145,30 @@ class KernelNeg(AbstractTemplate):
         return self.context.resolve_function_type(operator.neg, args, {})
 
 
+def _chain_kind(t):
+    """kernel_ops.chain_kind of a Numba type: numbers are one kind (the scalar rule)."""
+    t = types.unliteral(t)
+    if isinstance(t, types.Boolean):
+        return types.boolean
+    return "number" if isinstance(t, (types.Integer, types.Float)) else t
+
+
+@typing_registry.register_global(kernel_ops.chain_compare)
+class KernelChainCompare(AbstractTemplate):
+    """A chained comparison (kernel_ops.chain_compare): Warp's rule on its comparators; the
+    comparisons themselves are typed when lowered (lowering/kernel_ops.py)."""
+    prefer_literal = True  # the operators are a string literal
+
+    def generic(self, args, kws):
+        ops, *operands = args
+        _literal_string(ops, "a comparison chain's operators")
+        for op, b, c in zip(ops.literal_value.split()[1:], operands[1:], operands[2:]):
+            if _chain_kind(b) != _chain_kind(c):
+                raise TypingError(f"Cannot chain comparisons of unequal types: "
+                                  f"{types.unliteral(b)} {op} {types.unliteral(c)}.")
+        return signature(types.boolean, ops, *(types.unliteral(t) for t in operands))
+
+
 @typing_registry.register_global(kernel_ops.verify_finite)
 class KernelVerifyFinite(AbstractTemplate):
     def generic(self, args, kws):
