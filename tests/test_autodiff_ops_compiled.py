@@ -4,6 +4,8 @@ inputs and writes each argument's adjoint into an output array; the CPU results 
 Python mode's, and the same functions compile and link for CUDA offline (a GPU runs
 them in tests/gpu/test_autodiff_ops_gpu.py)."""
 
+import operator
+
 import numpy as np
 import pytest
 from numba import njit
@@ -13,7 +15,7 @@ import numba_sim as sim
 from autodiff_op_cases import (
     NO_ADJOINT, components, enumerate_cases, is_float_argument, random_adjoint, random_value,
 )
-from numba_sim.autodiff import adjoint_function
+from numba_sim.autodiff import adjoint_attribute, adjoint_function
 from numba_sim.typing.value_types import ValueType
 
 
@@ -126,3 +128,65 @@ def test_adjoints_compile_and_link_for_cuda(sources, family, offline_cuda):
     fn, expected = sources[family]
     cubin = offline_cuda.cubin(fn, (types.float64[::1],))
     assert cubin[:4] == b"\x7fELF"
+
+
+# --------------------------------------------------------------------------
+# float32, in a kernel (Warp's usual precision and the kernel generator's use)
+
+ADJ_NORMALIZE = adjoint_function(sim.normalize)
+ADJ_QUAT_ROTATE = adjoint_function(sim.quat_rotate)
+ADJ_TRANSFORM_POINT = adjoint_function(sim.transform_point)
+ADJ_INVERSE = adjoint_function(sim.inverse)
+ADJ_QUAT_FROM_MATRIX = adjoint_function(sim.quat_from_matrix)
+ADJ_ATAN2 = adjoint_function(sim.atan2)
+ADJ_MUL = adjoint_function(operator.mul)
+ADJ_GETITEM = adjoint_function(operator.getitem)
+ADJ_P = adjoint_attribute("p")
+
+
+@sim.func
+def _chain_adjoints(v: sim.vec3, q: sim.quat, m: sim.mat33, s: float):
+    """Adjoints of a small chain, called from a func: (d v, d q, d m, d s)."""
+    t = sim.transform(v, q)
+    (d_t, d_p) = ADJ_TRANSFORM_POINT(t, v, sim.vec3(1.0, 2.0, 3.0))
+    (d_tp,) = ADJ_P(t, sim.vec3(0.5, 0.5, 0.5))
+    (d_v,) = ADJ_NORMALIZE(v, d_p + d_t.p + d_tp.p)
+    (d_q, d_v2) = ADJ_QUAT_ROTATE(q, v, d_v)
+    (d_m,) = ADJ_INVERSE(m, sim.outer(d_v2, v))
+    (d_m2,) = ADJ_QUAT_FROM_MATRIX(m, d_q)
+    (d_y, d_x) = ADJ_ATAN2(s, s * 2.0, d_v2[1])
+    (d_v3, d_s) = ADJ_MUL(v, s, d_v2)
+    (d_m3, d_ij) = ADJ_GETITEM(m, (1, 2), d_y + d_x)
+    return d_v3 + d_v, d_q, d_m + d_m2 + d_m3, d_s
+
+
+@sim.kernel
+def _chain_kernel(v: sim.array(dtype=sim.vec3), q: sim.array(dtype=sim.quat),
+                  m: sim.array(dtype=sim.mat33), s: sim.array(dtype=float),
+                  out_v: sim.array(dtype=sim.vec3), out_q: sim.array(dtype=sim.quat),
+                  out_m: sim.array(dtype=sim.mat33), out_s: sim.array(dtype=float)):
+    i = sim.tid()
+    d_v, d_q, d_m, d_s = _chain_adjoints(v[i], q[i], m[i], s[i])
+    out_v[i] = d_v
+    out_q[i] = d_q
+    out_m[i] = d_m
+    out_s[i] = d_s
+
+
+def test_float32_adjoints_in_a_kernel_equal_python_mode():
+    rng = np.random.default_rng(7)
+    n = 4
+    v = rng.uniform(0.2, 0.9, (n, 3)).astype(np.float32)
+    q = rng.normal(size=(n, 4))
+    q = (q / np.linalg.norm(q, axis=1, keepdims=True)).astype(np.float32)
+    m = (np.eye(3) + 0.3 * rng.uniform(-1, 1, (n, 3, 3))).astype(np.float32)
+    s = rng.uniform(0.2, 0.9, n).astype(np.float32)
+    outs = [np.zeros_like(v), np.zeros_like(q), np.zeros_like(m), np.zeros_like(s)]
+    sim.launch(_chain_kernel, n, inputs=[v, q, m, s] + outs)
+    for i in range(n):
+        expected = _chain_adjoints(sim.vec3(*v[i]), sim.quat(*q[i]), sim.mat33(*m[i].ravel()),
+                                   np.float32(s[i]))
+        for got, want in zip(outs, expected):
+            want = np.asarray(components(want), dtype=np.float64)
+            assert np.allclose(np.ravel(got[i]), want, rtol=1e-5, atol=1e-5 * (1 + np.abs(
+                want).max())), f"element {i}: kernel {np.ravel(got[i])} vs Python {want}"

@@ -21,6 +21,6 @@ def test_adjoints_on_gpu_match_cpu(family):
     out = cuda.to_device(np.full(len(expected), np.nan))
     cuda.jit(extensions=[sim.cuda_args])(fn)[1, 1](out)
     on_gpu = out.copy_to_host()
+    worst = np.argmax(np.abs(on_gpu - on_cpu))
     assert np.allclose(on_gpu, on_cpu, rtol=1e-9, atol=1e-9), (
-        f"{family}: worst at {np.argmax(np.abs(on_gpu - on_cpu))}: "
-        f"{on_gpu[np.argmax(np.abs(on_gpu - on_cpu))]} vs {on_cpu[np.argmax(np.abs(on_gpu - on_cpu))]}")
+        f"{family}: worst at {worst}: GPU {on_gpu[worst]} vs CPU {on_cpu[worst]}")
