@@ -31,13 +31,20 @@ where Warp picks a convention: ``abs`` routes +1 at 0, ``sqrt`` and ``atan2``,
 """
 
 import math
+import threading
 
 import numpy as np
 
 from numba_sim import algebra
 
-_current = []
-"""The stack of tapes being recorded (the innermost records new operations)."""
+
+class _Recording(threading.local):
+    def __init__(self):
+        self.tapes = []
+
+
+_recording = _Recording()
+"""Per thread, the stack of tapes being recorded (the innermost records new operations)."""
 
 
 def _base(x):
@@ -76,11 +83,11 @@ class Tape:
         self.members = set()  # ids of the values recorded here
 
     def __enter__(self):
-        _current.append(self)
+        _recording.tapes.append(self)
         return self
 
     def __exit__(self, *exc):
-        _current.pop()
+        _recording.tapes.pop()
 
     def record(self, outputs, parents, pullback):
         self.entries.append(Entry(outputs, parents, pullback))
@@ -134,7 +141,7 @@ def _record(value, parents, pullback):
     active = any(_is_active(p) for p in parents) and _is_float(value)
     out = Traced(value, active)
     if active:
-        _current[-1].record((out,), parents, pullback)
+        _recording.tapes[-1].record((out,), parents, pullback)
     return out
 
 
@@ -441,7 +448,7 @@ def _symbolic_branch(cond, then, otherwise):
                            lambda: reverse_side(otherwise)(adjoints_of_outputs))
 
     active_outputs = tuple(outputs)
-    _current[-1].record(active_outputs, tuple(outer), pullback)
+    _recording.tapes[-1].record(active_outputs, tuple(outer), pullback)
     return outputs
 
 
