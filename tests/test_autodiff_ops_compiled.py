@@ -190,3 +190,52 @@ def test_float32_adjoints_in_a_kernel_equal_python_mode():
             want = np.asarray(components(want), dtype=np.float64)
             assert np.allclose(np.ravel(got[i]), want, rtol=1e-5, atol=1e-5 * (1 + np.abs(
                 want).max())), f"element {i}: kernel {np.ravel(got[i])} vs Python {want}"
+
+
+# --------------------------------------------------------------------------
+# Real branches: each side of quat_from_matrix (trace >= 0, else the largest diagonal
+# element: x, y or z), and inverse's singular side, compiled and in Python
+
+
+def _rotation(axis, angle):
+    q = np.concatenate([np.sin(angle / 2) * np.asarray(axis, float), [np.cos(angle / 2)]])
+    return np.asarray(sim.quat_to_matrix(sim.quatd(*q))._components()).reshape(3, 3)
+
+
+BRANCH_MATRICES = [_rotation((1, 1, 0) / np.sqrt(2), 0.7)] + [
+    _rotation(np.eye(3)[k] + 0.05, 2.9) for k in range(3)]
+"""One rotation per side of quat_from_matrix: a small angle (the trace), and rotations by
+2.9 rad about axes near x, y, z (the largest diagonal element)."""
+
+ADJ_INVERSE_D = adjoint_function(sim.inverse)
+
+
+@njit
+def _branch_adjoints(m, g_q, g_m):
+    return ADJ_QUAT_FROM_MATRIX(m, g_q)[0], ADJ_INVERSE_D(m, g_m)[0]
+
+
+@pytest.mark.parametrize("side", range(len(BRANCH_MATRICES) + 1))
+def test_branch_sides_compiled_equal_python(side):
+    singular = side == len(BRANCH_MATRICES)
+    a = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]]) if singular \
+        else BRANCH_MATRICES[side]
+    m = sim.mat33d(*a.ravel())
+    g_q, g_m = sim.quatd(0.3, -0.2, 0.5, 0.1), sim.mat33d(*np.arange(9.0) / 9)
+    compiled = _branch_adjoints(m, g_q, g_m)
+    python = (ADJ_QUAT_FROM_MATRIX(m, g_q)[0], ADJ_INVERSE_D(m, g_m)[0])
+    for got, want in zip(compiled, python):
+        assert np.allclose(components(got), components(want), rtol=1e-12, atol=1e-12)
+    if singular:
+        assert not np.any(components(compiled[1]))
+    else:  # and the derived adjoint of the side taken is the derivative
+        step = 1e-6
+        fd = np.zeros(9)
+        for k in range(9):
+            plus, minus = a.ravel().copy(), a.ravel().copy()
+            plus[k] += step
+            minus[k] -= step
+            fd[k] = np.dot(components(g_q), (
+                components(sim.quat_from_matrix(sim.mat33d(*plus)))
+                - components(sim.quat_from_matrix(sim.mat33d(*minus))))) / (2 * step)
+        assert np.allclose(components(compiled[0]), fd, atol=1e-7)
