@@ -239,3 +239,10 @@ def test_branch_sides_compiled_equal_python(side):
                 components(sim.quat_from_matrix(sim.mat33d(*plus)))
                 - components(sim.quat_from_matrix(sim.mat33d(*minus))))) / (2 * step)
         assert np.allclose(components(compiled[0]), fd, atol=1e-7)
+
+
+def test_float32_kernel_compiles_and_links_for_cuda(offline_cuda):
+    arrays = [np.zeros((2, 3), np.float32), np.zeros((2, 4), np.float32),
+              np.zeros((2, 3, 3), np.float32), np.zeros(2, np.float32)]
+    library = _chain_kernel.compile("cuda", arrays + [a.copy() for a in arrays], cc=(7, 5))
+    assert bytes(library.get_cubin(cc=(7, 5)).code)[:4] == b"\x7fELF"
