@@ -127,6 +127,13 @@ def _is_differentiable(argtype):
     return isinstance(argtype, types.Float)
 
 
+def _has_float_component(result_type):
+    """Whether a result (a value, a scalar or a tuple of them) has a float component."""
+    if isinstance(result_type, types.BaseTuple):
+        return any(_has_float_component(t) for t in result_type.types)
+    return _is_differentiable(result_type)
+
+
 def _check_result_adjoint(name, result_type, given):
     given = types.unliteral(given)
     if isinstance(result_type, (types.Number, types.Boolean)) and \
@@ -268,7 +275,8 @@ def _check_traceable(key, name, forward_sig, formula):
     Python (cached per signature)."""
     marker = (key, forward_sig)
     if marker in _traceable or op_overrides.find(key, forward_sig) is not None \
-            or not any(_is_differentiable(t) for t in forward_sig.args):
+            or not any(_is_differentiable(t) for t in forward_sig.args) \
+            or not _has_float_component(forward_sig.return_type):
         return
     inputs = [_sample(t) for t in forward_sig.args]
     try:
@@ -310,7 +318,8 @@ def _define(key):
         override = op_overrides.find(key, forward_sig)
         if override is not None:
             adjoints = override(forward_sig, *args, adj_ret)
-        elif not any(_is_differentiable(t) for t in forward_types):
+        elif not any(_is_differentiable(t) for t in forward_types) \
+                or not _has_float_component(forward_sig.return_type):
             adjoints = [None] * len(args)
         else:
             adjoints = derive(forward_sig, forward_formula, args, adj_ret)

@@ -12,7 +12,10 @@ component lists, like the derived ones, and follows Warp's own adjoint
 * ``min`` / ``max`` of two scalars or two vectors (componentwise) and ``clamp``: Warp routes
   the adjoint of a tie to the second operand (``a < b ? a : b`` for min), and a NaN
   operand's to the other one; the formulas' selects would route a tie to the first.
-  ``clamp(x, lo, hi)`` is Warp's ``min(max(lo, x), hi)`` with those rules.
+  ``clamp(x, lo, hi)`` is Warp's ``min(max(lo, x), hi)`` with those rules;
+* ``closest_point_on_segment``, ``closest_point_edge_edge``, ``triangle_closest_point``,
+  which native code computes: derived from formulas of the same algorithms
+  (:mod:`numba_sim.autodiff.op_geometry`).
 """
 
 from numba.core import types
@@ -80,6 +83,16 @@ def _clamp(sig, x, low, high, g):
     return [adj_x, adj_low, adj_high]
 
 
+def _derived_from(formula):
+    """The adjoint derived from *formula*, a formula of the builtin's own algorithm."""
+    def adjoint(sig, *args_and_adjoint):
+        from numba_sim.autodiff.op_derived import derive
+
+        return derive(sig, formula, args_and_adjoint[:-1], args_and_adjoint[-1])
+
+    return adjoint
+
+
 def _binary_forms(sig):
     """min / max: the two-operand forms (two scalars, two vectors), not the reductions."""
     return len(sig.args) == 2
@@ -87,8 +100,15 @@ def _binary_forms(sig):
 
 def _table():
     import numba_sim as sim
+    from numba_sim.autodiff import op_geometry
+
+    def always(sig):
+        return True
 
     return {
+        **{getattr(sim, name): (always, _derived_from(getattr(op_geometry, name)))
+           for name in ("closest_point_on_segment", "closest_point_edge_edge",
+                        "triangle_closest_point")},
         sim.normalize: (lambda sig: True, _normalize),
         sim.inverse: (lambda sig: isinstance(sig.args[0], ValueType), _inverse),
         sim.inverse_approx: (lambda sig: isinstance(sig.args[0], ValueType), _inverse),

@@ -64,15 +64,17 @@ def _is_float(x):
 
 
 class Entry:
-    """One recorded operation: *outputs* computed from *parents*; ``pullback(adjoints of
-    the outputs)`` returns one contribution (or None) per parent."""
+    """One recorded operation: *outputs* computed from *parents*; ``pullback(g)`` returns
+    one contribution (or None) per parent, *g* the adjoint of the one output, or for a
+    *branch* (any number of outputs) the list of the outputs' adjoints."""
 
-    __slots__ = ("outputs", "parents", "pullback")
+    __slots__ = ("outputs", "parents", "pullback", "branch")
 
-    def __init__(self, outputs, parents, pullback):
+    def __init__(self, outputs, parents, pullback, branch):
         self.outputs = outputs
         self.parents = parents
         self.pullback = pullback
+        self.branch = branch
 
 
 class Tape:
@@ -89,8 +91,8 @@ class Tape:
     def __exit__(self, *exc):
         _recording.tapes.pop()
 
-    def record(self, outputs, parents, pullback):
-        self.entries.append(Entry(outputs, parents, pullback))
+    def record(self, outputs, parents, pullback, branch=False):
+        self.entries.append(Entry(outputs, parents, pullback, branch))
         for out in outputs:
             self.members.add(id(out))
 
@@ -115,7 +117,7 @@ class Tape:
             incoming = [adjoints.get(id(out)) for out in entry.outputs]
             if all(g is None for g in incoming):
                 continue
-            if len(entry.outputs) == 1:
+            if not entry.branch:
                 contributions = entry.pullback(incoming[0])
             else:
                 contributions = entry.pullback([
@@ -448,7 +450,7 @@ def _symbolic_branch(cond, then, otherwise):
                            lambda: reverse_side(otherwise)(adjoints_of_outputs))
 
     active_outputs = tuple(outputs)
-    _recording.tapes[-1].record(active_outputs, tuple(outer), pullback)
+    _recording.tapes[-1].record(active_outputs, tuple(outer), pullback, branch=True)
     return outputs
 
 
