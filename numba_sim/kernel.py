@@ -414,6 +414,8 @@ class Kernel:
             try:
                 body = kernel_language.rewrite(fn, is_kernel=True,
                                                transformers=self.code_transformers)
+            except kernel_language.StaticExpressionError:
+                raise  # evaluated at declaration, as Warp's static expressions
             except kernel_language.SOURCE_ERRORS as error:
                 self.build_error = error
         self.body = body

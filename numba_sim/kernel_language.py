@@ -178,10 +178,18 @@ def _source_of(fn):
     return textwrap.dedent("".join(lines)), first_line
 
 
-def _error(message, fn, node):
+def _error(message, fn, node, error_class=None):
     filename = fn.__code__.co_filename
     line = linecache.getline(filename, node.lineno).rstrip("\n")
-    return KernelSourceError(message, (filename, node.lineno, node.col_offset + 1, line))
+    return (error_class or KernelSourceError)(
+        message, (filename, node.lineno, node.col_offset + 1, line))
+
+
+class StaticExpressionError(KernelSourceError):
+    """A ``sim.static`` expression that fails when evaluated, or gives a value a kernel
+    cannot hold: raised when the kernel is declared (decorated), as Warp evaluates its
+    static expressions then (kernel.py), not at its first launch as the other source
+    errors."""
 
 
 _MISSING = object()
@@ -866,18 +874,21 @@ class _KernelRewriter(ast.NodeTransformer):
                 self.deferred_statics = True
                 return self.visit(node.args[0])
             raise _error(f"Error evaluating static expression: {e}. Make sure all variables "
-                         f"used in the static expression are constant.", self.fn, node) from e
+                         f"used in the static expression are constant.", self.fn, node,
+                         StaticExpressionError) from e
         except Exception as e:  # noqa: BLE001 (reported at the user's line)
             raise _error(f"Error evaluating static expression: {e} while evaluating the "
                          f"following code generated from the static expression:\n"
-                         f"{ast.unparse(node.args[0])}", self.fn, node) from e
+                         f"{ast.unparse(node.args[0])}", self.fn, node,
+                         StaticExpressionError) from e
         if isinstance(value, enum.Enum) and isinstance(value, int):  # Warp: int constants
             value = int(value)
         problem = _unsupported_static_value(value)
         if problem is not None:
             raise _error(f"Static expression returns an unsupported value: {problem} while "
                          f"evaluating the following code generated from the static "
-                         f"expression:\n{ast.unparse(node.args[0])}", self.fn, node)
+                         f"expression:\n{ast.unparse(node.args[0])}", self.fn, node,
+                         StaticExpressionError)
         self.resolved_statics[ast.unparse(node.args[0])] = value
         if type(value) in (bool, int, float, str):
             return self.visit_Constant(ast.copy_location(ast.Constant(value), node))

@@ -107,15 +107,14 @@ def test_a_local_name_shadows_a_global_float():
 
 
 def test_static_errors_name_the_expression_and_the_line():
-    # a kernel's source errors are raised when it is built (its first launch), as Warp's
-    @sim.kernel
-    def bad(out: sim.array(dtype=float)):
-        out[0] = sim.static(1 / 0)
-
+    # a static expression is evaluated when the kernel is declared, as Warp's (the other
+    # source errors are raised when it is built, its first launch, as Warp's)
     with pytest.raises(KernelSourceError, match=r"Error evaluating static expression: division "
                                                 r"by zero while evaluating .*\n1 / 0 "
                                                 r"\(test_kernel_forms.py, line \d+\)"):
-        sim.launch(bad, dim=1, inputs=[np.zeros(1, np.float32)])
+        @sim.kernel
+        def bad(out: sim.array(dtype=float)):
+            out[0] = sim.static(1 / 0)
 
     @sim.kernel
     def bad2(out: sim.array(dtype=float)):
