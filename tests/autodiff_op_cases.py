@@ -288,6 +288,9 @@ def report():
     print(f"differentiable operations: {len(differentiable - set(NO_ADJOINT))}, of which "
           f"derived {len(differentiable - overridden - set(NO_ADJOINT))}, hand-written "
           f"{len(differentiable & overridden)} ({', '.join(sorted(differentiable & overridden))})")
+    geometry = sorted(overridden - set(by_name))
+    print(f"derived from op_geometry's formulas of native algorithms (float32 vec3, finite "
+          f"differences in test_autodiff_ops.py): {len(geometry)} ({', '.join(geometry)})")
     print(f"non-differentiable only (zero adjoints): "
           f"{len(set(by_name) - differentiable - set(NO_ADJOINT))}")
     print(f"no adjoint (TypingError naming them): {len(NO_ADJOINT)} ({', '.join(NO_ADJOINT)})")
