@@ -21,7 +21,7 @@ import threading
 
 import numba
 
-from numba_sim import arrays, cache, cuda_runtime, launch_bounds, structure_ids
+from numba_sim import arrays, autodiff_hooks, cache, cuda_runtime, launch_bounds, structure_ids
 from numba_sim.spatial import common as spatial_common
 
 _recording = threading.local()
@@ -69,6 +69,9 @@ class RecordedLaunch:
     def launch(self, stream=None):
         if not self._checked:
             self._check()
+        if autodiff_hooks.tapes:  # run under a sim.Tape: recorded on it, as sim.launch is
+            autodiff_hooks.tapes[-1].record_launch(self.kernel, self.dims, self._bound, [],
+                                                   None, stream)
         self._launcher(self.dims, self._count, self._bound,
                        stream=self._stream if stream is None else stream, ordinal=self._ordinal)
 

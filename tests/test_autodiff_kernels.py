@@ -76,6 +76,15 @@ def components(x: A, y: A):
 
 
 @sim.kernel
+def accumulate_in_place(x: A, n: int, y: A):
+    # one thread updates y in place (read, add, store): each store hands its element's
+    # adjoint to the stored value, the value it overwrote starts again from zero
+    for j in range(n):
+        y[j % 2] = y[j % 2] + x[j] * x[j]
+    y[2] = y[0] * y[1]
+
+
+@sim.kernel
 def static_loop(x: A, y: A):
     i = sim.tid()
     v = x[i]
@@ -181,6 +190,8 @@ CASES = {
     "branches": (branches, N + 2, _inputs(3, N), lambda x, y: [x, y, N], 1, (N,)),
     "static_loop": (static_loop, N, _inputs(4, N), lambda x, y: [x, y], 1, (N,)),
     "components": (components, N, _inputs(13, N), lambda x, y: [x, y], 1, (N,)),
+    "accumulate_in_place": (accumulate_in_place, 1, _inputs(14, N),
+                            lambda x, y: [x, N, y], 2, (3,)),
     "running_product": (running_product, 1, _inputs(5, N) + 1.5,
                         lambda x, y: [x, N, y], 2, (1,)),
     "sum_used_after": (sum_used_after, 1, _inputs(6, N), lambda x, y: [x, N, y], 2, (1,)),

@@ -106,6 +106,21 @@ def test_launches_outside_the_tape_are_not_recorded():
         command = sim.launch(square, 2, inputs=[x, y], record_cmd=True)
     sim.launch(square, 2, inputs=[x, y])
     assert len(tape.launches) == 1 and command is not None
+    with tape:  # a recorded command is recorded when it runs under the tape
+        command.launch()
+    assert len(tape.launches) == 2 and tape.launches[1].kernel is square
+
+
+def test_gradients_flow_through_intermediate_arrays_without_registered_gradients():
+    x = sim.from_numpy(np.array([1.0, 2.0, 3.0]), dtype=f64, requires_grad=True)
+    scratch = np.zeros(3)  # no gradient registered: the tape registers one
+    loss = sim.zeros(1, dtype=f64, requires_grad=True)
+    tape = sim.Tape()
+    with tape:
+        sim.launch(square, 3, inputs=[x, scratch])
+        sim.launch(total, 3, inputs=[scratch, loss])
+    tape.backward(loss=loss)
+    np.testing.assert_allclose(sim.grad(x), 6 * x)
 
 
 def test_backward_needs_loss_or_grads_and_names_what_is_wrong():

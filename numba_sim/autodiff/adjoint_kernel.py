@@ -23,6 +23,7 @@ import inspect
 import itertools
 import linecache
 import sys
+import warnings
 
 import numpy as np
 from numba.core.errors import TypingError
@@ -37,6 +38,7 @@ from numba_sim.builtins.random import rand_init
 from numba_sim.func_overloads import FuncOverloads
 from numba_sim.kernel import Func, Kernel
 from numba_sim.kernel import func as make_func
+from numba_sim.structs import Struct
 from numba_sim.types import Value
 
 _sources = itertools.count()
@@ -240,8 +242,19 @@ def _random_states(statements, resolve):
             and isinstance(node.value, ast.Call) and resolve(node.value.func) is rand_init}
 
 
+def _updated_arrays(statements, array_names):
+    """The arrays the statements both read (``x[i]`` loads) and store into."""
+    read, stored = set(), set()
+    for node in ast.walk(ast.Module(body=statements, type_ignores=[])):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and node.value.id in array_names:
+            (read if isinstance(node.ctx, ast.Load) else stored).add(node.value.id)
+    return read & stored
+
+
 def _body(source, statements, function_scope_init):
     source.random_states = _random_states(statements, source.resolve)
+    source.updated_arrays = _updated_arrays(statements, source.activity.arrays)
     piece = source.block(statements)
     flags = [f"{flag} = False" for flag in source.scopes[0].flags]
     return function_scope_init + flags + ["for __once in range(1):"] + _indent(
@@ -264,6 +277,40 @@ def differentiable_parameters(kernel):
             and not p.generic]
 
 
+def _struct_array_writes(definition, struct_parameters):
+    """(parameter, field) of the arrays of struct parameters the kernel writes into
+    (``s.f[i] = ...``, ``s.f[i] += ...``, ``sim.atomic_add(s.f, ...)``)."""
+    found = set()
+
+    def note(node):
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id in struct_parameters:
+            found.add((node.value.id, node.attr))
+
+    for node in ast.walk(definition):
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Subscript):
+                    note(target)
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(
+                node.func, "id", "")).startswith("atomic_") and node.args:
+            note(node.args[0])
+    return sorted(found)
+
+
+def _warn_struct_array_writes(kernel, function):
+    structs = {p.name for p in kernel.parameters
+               if isinstance(p.annotation, type) and issubclass(p.annotation, Struct)}
+    writes = _struct_array_writes(function.definition, structs) if structs else []
+    if writes:
+        named = ", ".join(f"{p}.{f}" for p, f in writes)
+        warnings.warn(f"adjoint of {kernel.key}: it writes into arrays of struct parameters "
+                      f"({named}); struct arrays get no gradients, so what flows through "
+                      f"them is dropped (pass such arrays as array parameters)", stacklevel=4)
+
+
 def _make_adjoint_kernel(kernel, ndim):
     if kernel.enable_backward is False or (kernel.enable_backward is None and
                                            kernel.module.options.get("enable_backward") is False):
@@ -272,6 +319,7 @@ def _make_adjoint_kernel(kernel, ndim):
     if kernel.build_error is not None:
         raise kernel.build_error.with_traceback(None)
     function = _Function(kernel.py_func, kernel.code_transformers)
+    _warn_struct_array_writes(kernel, function)
     differentiable = differentiable_parameters(kernel)
     kinds = {p.name: _annotation_kind(p.annotation)[0] for p in kernel.parameters}
     array_names = {n for n, k in kinds.items() if k == "array"}

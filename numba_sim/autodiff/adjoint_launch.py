@@ -13,7 +13,7 @@ import numpy as np
 
 from numba_sim import arrays, autodiff_hooks, launcher
 from numba_sim.autodiff.adjoint_kernel import adjoint_kernel
-from numba_sim.autodiff.gradients import grad_or_none
+from numba_sim.autodiff.gradients import grad_or_none, requires_grad
 
 
 def _ndim(dim):
@@ -94,13 +94,22 @@ def intercept(kernel, dim, inputs, outputs, device, stream, record_cmd, adjoint,
 
 
 def launch_recorded_adjoint(entry):
-    """The adjoint launch of a tape's recorded launch, with the registered gradients."""
+    """The adjoint launch of a tape's recorded launch, with the registered gradients.  A
+    float array without one gets one registered now (a zero array), so that the gradient
+    flows through intermediate arrays (a solver's scratch forces) from the launch that
+    reads them to the launch that wrote them."""
     args = entry.inputs + entry.outputs
-    adjoints = [grad_or_none(a) if isinstance(a, np.ndarray) or arrays.device_of(a) else None
-                for a in args]
+    adjoints = [requires_grad_of(a) if arrays.device_of(a) is not None
+                and np.dtype(a.dtype).kind == "f" else None for a in args]
     launch_adjoint(entry.kernel, entry.dim, entry.inputs, entry.outputs,
                    adjoints[:len(entry.inputs)], adjoints[len(entry.inputs):],
                    device=entry.device, stream=entry.stream)
+
+
+def requires_grad_of(array):
+    """*array*'s gradient, registered first if it has none."""
+    gradient = grad_or_none(array)
+    return gradient if gradient is not None else grad_or_none(requires_grad(array))
 
 
 def adjoint_compile_arguments(kernel, argtypes_or_inputs, ndim):

@@ -125,6 +125,11 @@ class AdjointSource:
         self._counter = itertools.count()
         self.scopes = [_Scope(None)]
         self.loops = []
+        self.updated_arrays = set()
+        """The arrays the function reads and stores into (``f[i] = f[i] + v``): a store's
+        reverse hands the element's adjoint to the stored value and resets it, so that
+        the adjoint of the value it overwrote is not counted twice.  Arrays only written
+        keep their adjoints (Warp's behaviour: ``grad(y)`` of an output stays readable)."""
         self.definitions = {}
         """renamed local -> the replay line that makes it (to make a query again)."""
 
@@ -329,7 +334,11 @@ class AdjointSource:
         renamed = self.rename(value)
         if adjoint_array is None:
             return Piece()
-        return Piece([], self.accumulate(renamed, f"{adjoint_array}[{self.text(target.slice)}]"))
+        element = f"{adjoint_array}[{self.text(target.slice)}]"
+        reverse = self.accumulate(renamed, element)
+        if array in self.updated_arrays:  # overwritten: the old value's adjoint starts at 0
+            reverse.append(f"{element} = {ZERO}({element})")
+        return Piece([], reverse)
 
     def atomic_update(self, node):
         forward = []
@@ -486,7 +495,11 @@ class AdjointSource:
         forward, reverse = [], []
         if node.value is not None and self.returns_value:
             value = self.rename(node.value)
-            reverse = self.accumulate(value, "adj__ret")
+            if isinstance(value, ast.Tuple):  # the caller passes a tuple of adjoints
+                for position, element in enumerate(value.elts):
+                    reverse += self.accumulate(element, f"adj__ret[{position}]")
+            else:
+                reverse = self.accumulate(value, "adj__ret")
         forward.append("break")  # leaves the replay's one-trip loop
         return Piece(forward, reverse, may_exit=True, terminates=True)
 
@@ -575,14 +588,14 @@ class AdjointSource:
         restore = [f"{loop.heads[n]} = {entry[n]}" for n in loop.carried] + _restored(loop)
         if not needs_carried_values(node.body, loop.carried):
             reverse = _restored(loop) + remake + [f"for {index} in {iterator_text}:"] + _indent(
-                body_forward + body_reverse)
+                _block(body_forward + body_reverse))
         else:
             k, j = self.fresh("k", "r"), self.fresh("j", "r")
             replay = [f"if {j} == {k}:", "    break", f"{j} = {j} + 1"] + body_forward
             reverse = [f"for {k} in range({count} - 1, -1, -1):"] + _indent(
                 restore + remake + [f"{j} = 0", f"for {index} in {iterator_text}:"]
                 + _indent(replay)
-                + ["for __once in range(1):"] + _indent(body_forward)
+                + ["for __once in range(1):"] + _indent(_block(body_forward))
                 + body_reverse)
         reverse += self.exit_loop(loop, entry)
         self.env[node.target.id] = index
@@ -600,7 +613,7 @@ class AdjointSource:
         replay = [f"{j} = {j} + 1"] + body_forward
         reverse = [f"for {k} in range({count} - 1, -1, -1):"] + _indent(
             restore + [f"{j} = 0", f"while {j} < {k}:"] + _indent(replay)
-            + ["for __once in range(1):"] + _indent(body_forward) + body_reverse)
+            + ["for __once in range(1):"] + _indent(_block(body_forward)) + body_reverse)
         reverse += self.exit_loop(loop, entry)
         return Piece(forward, reverse)
 

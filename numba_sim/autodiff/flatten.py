@@ -157,7 +157,11 @@ class Flattener:
                 return
             out.append(ast.While(test=node.test, body=self.block(node.body), orelse=[]))
         elif isinstance(node, ast.Return):
-            value = None if node.value is None else self.atom(node.value, out)
+            if isinstance(node.value, ast.Tuple):  # return a, b: each its own adjoint
+                value = ast.Tuple(elts=[self.atom(e, out) for e in node.value.elts],
+                                  ctx=ast.Load())
+            else:
+                value = None if node.value is None else self.atom(node.value, out)
             out.append(ast.Return(value=value))
         elif isinstance(node, (ast.Break, ast.Continue, ast.Pass)):
             out.append(node)
