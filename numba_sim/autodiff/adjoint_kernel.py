@@ -19,8 +19,8 @@ it (numba_sim/autodiff/custom_adjoints.py).
 
 import ast
 import builtins
+import hashlib
 import inspect
-import itertools
 import linecache
 import sys
 import warnings
@@ -40,8 +40,6 @@ from numba_sim.kernel import Func, Kernel
 from numba_sim.kernel import func as make_func
 from numba_sim.structs import Struct
 from numba_sim.types import Value
-
-_sources = itertools.count()
 
 _PYTHON_BUILTINS_AS_SIM = {builtins.min: "min", builtins.max: "max", builtins.abs: "abs"}
 """Python builtins a kernel calls whose adjoints are those of numba_sim's builtins."""
@@ -215,7 +213,8 @@ def _compile_source(fn, name, lines, helpers):
     source is kept in ``linecache`` under a name of its own, so that the kernel-language
     rewrite, the cache and error messages read it as any source."""
     text = "\n".join(lines) + "\n"
-    filename = f"<numba_sim adjoint {next(_sources)} of {fn.__module__}.{fn.__qualname__}>"
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]  # the same name in every run
+    filename = f"<numba_sim adjoint of {fn.__module__}.{fn.__qualname__} {digest}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     namespace = dict(function_namespace(fn))
     namespace.update(helpers.objects)
