@@ -84,6 +84,29 @@ def accumulate_in_place(x: A, n: int, y: A):
     y[2] = y[0] * y[1]
 
 
+@sim.func
+def first_above(values: A, n: int, limit: f64):
+    # a return inside a loop: the product up to the first value above the limit
+    acc = f64(1.0)
+    for j in range(n):
+        acc = acc * values[j]
+        if values[j] > limit:
+            return acc * f64(2.0)
+    return acc
+
+
+@sim.kernel
+def return_in_loop(x: A, n: int, y: A):
+    i = sim.tid()
+    total = f64(0.0)
+    for j in range(n):
+        total = total + x[j] * x[j]
+        if total > f64(0.5) + f64(i):
+            y[i] = total * first_above(x, n, f64(0.4))
+            return
+    y[i] = total
+
+
 @sim.kernel
 def static_loop(x: A, y: A):
     i = sim.tid()
@@ -190,6 +213,8 @@ CASES = {
     "branches": (branches, N + 2, _inputs(3, N), lambda x, y: [x, y, N], 1, (N,)),
     "static_loop": (static_loop, N, _inputs(4, N), lambda x, y: [x, y], 1, (N,)),
     "components": (components, N, _inputs(13, N), lambda x, y: [x, y], 1, (N,)),
+    "return_in_loop": (return_in_loop, 3, np.array([0.3, 0.2, 0.5, 0.6, 0.1]),
+                       lambda x, y: [x, N, y], 2, (3,)),
     "accumulate_in_place": (accumulate_in_place, 1, _inputs(14, N),
                             lambda x, y: [x, N, y], 2, (3,)),
     "running_product": (running_product, 1, _inputs(5, N) + 1.5,

@@ -32,7 +32,8 @@ from numba_sim import arrays, autodiff_hooks, kernel_language
 from numba_sim.annotations import function_annotations, function_namespace
 from numba_sim.autodiff import adjoint_helpers
 from numba_sim.autodiff.activity import Activity
-from numba_sim.autodiff.adjoint_source import ATOMIC_ADD, ZERO, AdjointSource, _indent
+from numba_sim.autodiff.adjoint_source import (
+    ATOMIC_ADD, RETURNED, ZERO, AdjointSource, _indent)
 from numba_sim.autodiff.flatten import MultiAssign, flatten
 from numba_sim.builtins.random import rand_init
 from numba_sim.func_overloads import FuncOverloads
@@ -256,6 +257,7 @@ def _body(source, statements, function_scope_init):
     source.updated_arrays = _updated_arrays(statements, source.activity.arrays)
     piece = source.block(statements)
     flags = [f"{flag} = False" for flag in source.scopes[0].flags]
+    flags.append(f"{RETURNED} = bool(False)")  # a dynamic variable (Warp's loop rule)
     return function_scope_init + flags + ["for __once in range(1):"] + _indent(
         piece.forward or ["pass"]) + piece.reverse
 

@@ -45,6 +45,8 @@ BINARY_OPERATORS = {
 UNARY_OPERATORS = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 
 ZERO = "__sim_zero_of"
+RETURNED = "returned__f"
+"""The flag a ``return`` inside a loop sets before leaving it (reset where replays start)."""
 ATOMIC_ADD = "__sim_atomic_add"
 
 
@@ -71,6 +73,9 @@ class _Loop:
         self.carried = carried
         self.heads = heads
         """carried name -> its head name."""
+        self.returns = False
+        """A ``return`` inside it (or a loop inside it): the replay leaves it and every
+        enclosing loop (the flag :data:`RETURNED`)."""
 
 
 class _Scope:
@@ -489,10 +494,11 @@ class AdjointSource:
         return Piece(forward, reverse, may_exit=True, terminates=True)
 
     def function_return(self, node):
-        if self.loops:
-            raise self.error("`return` inside a loop is not differentiated; leave the loop "
-                             "with `break` and return after it", node)
         forward, reverse = [], []
+        if self.loops:  # leaves this loop, then each enclosing one (for_loop, while_loop)
+            for loop in self.loops:
+                loop.returns = True
+            forward.append(f"{RETURNED} = True")
         if node.value is not None and self.returns_value:
             value = self.rename(node.value)
             if isinstance(value, ast.Tuple):  # the caller passes a tuple of adjoints
@@ -500,8 +506,18 @@ class AdjointSource:
                     reverse += self.accumulate(element, f"adj__ret[{position}]")
             else:
                 reverse = self.accumulate(value, "adj__ret")
-        forward.append("break")  # leaves the replay's one-trip loop
+        forward.append("break")  # leaves the loop, or the replay's one-trip loop
         return Piece(forward, reverse, may_exit=True, terminates=True)
+
+    @staticmethod
+    def _returning(loop, forward, restore):
+        """A loop with a ``return`` inside: the replay leaves the enclosing loop (or the
+        function's one-trip loop) after it when the flag is set, and each replay of it
+        starts with the flag reset."""
+        if not loop.returns:
+            return forward, restore, False
+        reset = [f"{RETURNED} = bool(False)"]
+        return forward + [f"if {RETURNED}:", "    break"], reset + restore, True
 
     def loop_body(self, body, loop, target=None):
         """(replay lines of one iteration, reverse lines of one iteration)."""
@@ -586,9 +602,11 @@ class AdjointSource:
         forward += [f"{count} = 0", f"for {index} in {iterator_text}:"] + _indent(
             [f"{count} = {count} + 1"] + body_forward)
         restore = [f"{loop.heads[n]} = {entry[n]}" for n in loop.carried] + _restored(loop)
+        forward, restore, returns = self._returning(loop, forward, restore)
         if not needs_carried_values(node.body, loop.carried):
-            reverse = _restored(loop) + remake + [f"for {index} in {iterator_text}:"] + _indent(
-                _block(body_forward + body_reverse))
+            reverse = ([f"{RETURNED} = bool(False)"] if returns else []) + _restored(loop) + remake \
+                + [f"for {index} in {iterator_text}:"] + _indent(
+                    _block(body_forward + body_reverse))
         else:
             k, j = self.fresh("k", "r"), self.fresh("j", "r")
             replay = [f"if {j} == {k}:", "    break", f"{j} = {j} + 1"] + body_forward
@@ -599,7 +617,7 @@ class AdjointSource:
                 + body_reverse)
         reverse += self.exit_loop(loop, entry)
         self.env[node.target.id] = index
-        return Piece(forward, reverse)
+        return Piece(forward, reverse, may_exit=returns)
 
     def while_loop(self, node):
         loop, entry, forward = self.enter_loop(node.body)
@@ -609,13 +627,14 @@ class AdjointSource:
         forward += [f"{count} = 0", f"while {test}:"] + _indent(
             [f"{count} = {count} + 1"] + body_forward)
         restore = [f"{loop.heads[n]} = {entry[n]}" for n in loop.carried] + _restored(loop)
+        forward, restore, returns = self._returning(loop, forward, restore)
         k, j = self.fresh("k", "r"), self.fresh("j", "r")
         replay = [f"{j} = {j} + 1"] + body_forward
         reverse = [f"for {k} in range({count} - 1, -1, -1):"] + _indent(
             restore + [f"{j} = 0", f"while {j} < {k}:"] + _indent(replay)
             + ["for __once in range(1):"] + _indent(_block(body_forward)) + body_reverse)
         reverse += self.exit_loop(loop, entry)
-        return Piece(forward, reverse)
+        return Piece(forward, reverse, may_exit=returns)
 
 
 def _restored(loop):
