@@ -287,3 +287,33 @@ def test_a_cpu_capture_of_forward_and_backward_replays_both():
     np.testing.assert_allclose(sim.grad(x), [2.0, 4.0])
     graph.launch()  # gradients accumulate, as in Warp, until zeroed
     np.testing.assert_allclose(sim.grad(x), [4.0, 8.0])
+
+
+@sim.struct
+class Scaling:
+    k: f64
+    scratch: A
+
+
+@sim.func
+def scaled_square(p: Scaling, a: f64):
+    return a * a * p.k
+
+
+def test_struct_parameters_are_read_not_differentiated_and_their_array_stores_warn():
+    @sim.kernel
+    def with_struct(x: A, p: Scaling, y: A):
+        i = sim.tid()
+        p.scratch[i] = x[i]
+        y[i] = scaled_square(p, x[i])
+
+    p = Scaling()
+    p.k, p.scratch = 3.0, np.zeros(2)
+    x = sim.from_numpy(np.array([1.0, 2.0]), dtype=f64, requires_grad=True)
+    y = sim.zeros(2, dtype=f64, requires_grad=True)
+    tape = sim.Tape()
+    with tape:
+        sim.launch(with_struct, 2, inputs=[x, p, y])
+    with pytest.warns(UserWarning, match=r"arrays of struct parameters \(p\.scratch\)"):
+        tape.backward(grads=[(y, np.ones(2))])
+    np.testing.assert_allclose(sim.grad(x), 6 * x)

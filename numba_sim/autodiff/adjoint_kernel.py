@@ -59,6 +59,11 @@ def is_differentiable_dtype(dtype):
     return np.dtype(scalar).kind == "f"
 
 
+def _is_struct(annotation):
+    """A ``@sim.struct`` class: its fields are read, never differentiated."""
+    return isinstance(annotation, type) and issubclass(annotation, Struct)
+
+
 def _annotation_kind(annotation):
     """("array", differentiable) / ("value", differentiable) / (None, assumed) of an
     annotation."""
@@ -131,7 +136,7 @@ class _Helpers:
 def _adjoint_of_call(function, helpers):
     """The ``adjoint_of_call`` of :class:`AdjointSource`: (helper name, positions of array
     arguments) of a call's adjoint."""
-    def adjoint_of_call(target, node, count):
+    def adjoint_of_call(target, node, count, frozen=frozenset()):
         if target is getattr:  # v.x: the attribute's adjoint, (value, adj_ret)
             adjoint = autodiff_hooks.adjoint_attribute(node.value.attr)
             return helpers.name_of(adjoint, "adj"), (), ()
@@ -139,7 +144,7 @@ def _adjoint_of_call(function, helpers):
             raise function.error(f"`{ast.unparse(node.value)}`: calls of overloaded funcs "
                                  "are not differentiated yet", node)
         if isinstance(target, Func):
-            adjoint, array_positions, differentiable_positions = adjoint_func(target)
+            adjoint, array_positions, differentiable_positions = adjoint_func(target, frozen)
             return helpers.name_of(adjoint, "adj"), array_positions, differentiable_positions
         if target is None:
             raise function.error(f"`{ast.unparse(node.value)}`: the function called is not "
@@ -302,8 +307,7 @@ def _struct_array_writes(definition, struct_parameters):
 
 
 def _warn_struct_array_writes(kernel, function):
-    structs = {p.name for p in kernel.parameters
-               if isinstance(p.annotation, type) and issubclass(p.annotation, Struct)}
+    structs = {p.name for p in kernel.parameters if _is_struct(p.annotation)}
     writes = _struct_array_writes(function.definition, structs) if structs else []
     if writes:
         named = ", ".join(f"{p}.{f}" for p, f in writes)
@@ -323,7 +327,8 @@ def _make_adjoint_kernel(kernel, ndim):
     _warn_struct_array_writes(kernel, function)
     differentiable = differentiable_parameters(kernel)
     kinds = {p.name: _annotation_kind(p.annotation)[0] for p in kernel.parameters}
-    array_names = {n for n, k in kinds.items() if k == "array"}
+    array_names = {n for n, k in kinds.items() if k == "array"} | {
+        p.name for p in kernel.parameters if _is_struct(p.annotation)}  # containers
     differentiable_arrays = [n for n in differentiable if kinds[n] == "array"]
     values = [n for n in differentiable if kinds[n] != "array"]
     statements, activity = _analysed(function, values, differentiable_arrays, array_names)
@@ -353,27 +358,32 @@ def _make_adjoint_kernel(kernel, ndim):
     return made
 
 
-def adjoint_func(func):
+def adjoint_func(func, frozen=frozenset()):
     """(the adjoint func of the ``@sim.func`` *func*, positions of its array parameters,
-    positions of its differentiable array parameters)."""
-    cached = func.__dict__.get("_sim_adjoint")
+    positions of its differentiable array parameters); the array parameters at the
+    positions *frozen* are not differentiated (the caller has no adjoint for its argument
+    there: an array of a struct, say)."""
+    made = func.__dict__.setdefault("_sim_adjoints", {})
+    key = frozenset(frozen)
+    cached = made.get(key)
     if cached is None:
         custom = func.__dict__.get("_sim_custom_adjoint")
-        cached = custom if custom is not None else _make_adjoint_func(func)
-        func._sim_adjoint = cached
+        cached = made[key] = custom if custom is not None else _make_adjoint_func(func, key)
     return cached
 
 
-def _make_adjoint_func(func):
+def _make_adjoint_func(func, frozen):
     fn = func.func  # as written
     function = _Function(fn)
     annotations = function_annotations(fn)
     kinds = {n: _annotation_kind(annotations.get(n)) for n in function.parameters}
     array_names = {n for n, (k, _) in kinds.items() if k == "array"}
-    differentiable_arrays = [n for n in function.parameters
-                             if kinds[n][0] == "array" and kinds[n][1]]
+    containers = array_names | {n for n in function.parameters
+                                if _is_struct(annotations.get(n))}
+    differentiable_arrays = [n for position, n in enumerate(function.parameters)
+                             if kinds[n][0] == "array" and kinds[n][1] and position not in frozen]
     values = [n for n in function.parameters if kinds[n][0] != "array" and kinds[n][1]]
-    statements, activity = _analysed(function, values, differentiable_arrays, array_names)
+    statements, activity = _analysed(function, values, differentiable_arrays, containers)
     returns_value = any(isinstance(n, ast.Return) and n.value is not None
                         for n in ast.walk(function.definition))
     helpers = _Helpers()
@@ -391,8 +401,8 @@ def _make_adjoint_func(func):
                                     for n in function.parameters if n in array_names]
     if returns_value:
         params.append("adj__ret")
-    results = [source.adj(n) if n in values else f"{ZERO}({n})"
-               for n in function.parameters if n not in array_names]
+    results = [source.adj(n) if n in values else "0" if n in containers else f"{ZERO}({n})"
+               for n in function.parameters if n not in array_names]  # 0: a struct's
     body = _body(source, statements, init)
     body.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})"
                 if results else "return")

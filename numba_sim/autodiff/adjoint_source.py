@@ -281,6 +281,13 @@ class AdjointSource:
         """``adjoint(*args, adj_out)`` and the accumulation of its results."""
         helper, array_params, differentiable_array_params = self.adjoint_of_call(
             target, node, len(args))
+        without_adjoint = frozenset(
+            position for position in differentiable_array_params
+            if not (isinstance(args[position], ast.Name) and self.origin.get(
+                args[position].id, args[position].id) in self.array_adjoints))
+        if without_adjoint:  # a struct's array, say: the func's adjoint leaves it alone
+            helper, array_params, differentiable_array_params = self.adjoint_of_call(
+                target, node, len(args), without_adjoint)
         gradients = [self.fresh("g", "a") for _ in args]
         passed = [ast.unparse(a) for a in args]
         for position in array_params:

@@ -48,7 +48,7 @@ def func_grad(f):
     def decorate(fn):
         made = _compiled_custom_adjoint(f, fn)
         f._sim_custom_adjoint = made
-        f.__dict__.pop("_sim_adjoint", None)
+        f.__dict__.pop("_sim_adjoints", None)
         return fn
 
     return decorate
