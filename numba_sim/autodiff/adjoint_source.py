@@ -611,9 +611,9 @@ class AdjointSource:
         restore = [f"{loop.heads[n]} = {entry[n]}" for n in loop.carried] + _restored(loop)
         forward, restore, returns = self._returning(loop, forward, restore)
         if not needs_carried_values(node.body, loop.carried):
-            reverse = ([f"{RETURNED} = bool(False)"] if returns else []) + _restored(loop) + remake \
-                + [f"for {index} in {iterator_text}:"] + _indent(
-                    _block(body_forward + body_reverse))
+            reset = [f"{RETURNED} = bool(False)"] if returns else []
+            reverse = reset + _restored(loop) + remake + [f"for {index} in {iterator_text}:"] \
+                + _indent(_block(body_forward + body_reverse))
         else:
             k, j = self.fresh("k", "r"), self.fresh("j", "r")
             replay = [f"if {j} == {k}:", "    break", f"{j} = {j} + 1"] + body_forward
