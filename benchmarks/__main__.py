@@ -36,6 +36,7 @@ BENCHMARKS = {
     "builtins": ("bench_builtins.py", [], ["--n", "100000", "--repeat", "3"], True),
     "examples": ("bench_examples.py", [], ["--frames", "1"], True),
     "cache": ("bench_cache.py", [], ["--repeat", "1"], True),
+    "autodiff": ("bench_autodiff.py", [], ["--repeat", "3"], True),
 }
 
 
