@@ -391,13 +391,23 @@ def test_same_gradients_as_warps_tape(warp):
         wp.atomic_max(y, 2, a * wp.float64(3.0))
         y[3 + i] = a
 
+    @wp.kernel
+    def warp_vectors(x: wp.array(dtype=wp.vec3d), y: wp.array(dtype=wp.float64)):
+        i = wp.tid()
+        v = x[i]
+        w = wp.vec3d(v[1], wp.float64(2.0) * v[2], v[0] * v[0])
+        c = wp.cross(v, w)
+        y[i] = wp.dot(v, w) * wp.length(c) + c[0] + wp.normalize(v)[1]
+
     for case, warp_kernel, scalar in (("arithmetic", warp_arithmetic, [0.7]),
-                                      ("atomics", warp_atomics, [])):
+                                      ("atomics", warp_atomics, []),
+                                      ("vectors", warp_vectors, [])):
         x = CASES[case][2].astype(np.float64)
         shape = CASES[case][5]
         weights = np.random.default_rng(11).uniform(0.5, 1.5, shape)
         ours, _ = _gradient(case, x, weights)
-        wx = wp.array(x, dtype=wp.float64, requires_grad=True, device="cpu")
+        wx = wp.array(x, dtype=wp.vec3d if x.ndim == 2 else wp.float64, requires_grad=True,
+                      device="cpu")
         start = np.zeros(shape)
         if case == "atomics":
             start[2] = -10.0
