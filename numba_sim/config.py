@@ -38,7 +38,7 @@ LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERROR = 10, 20, 30, 40
 """Warp's log levels (``wp.LOG_WARNING`` ...), the values of ``log_level``."""
 
 _NO_COMPILER = "no effect: it configures Warp's C++/CUDA compiler; numba_sim compiles with Numba"
-_NO_AUTODIFF = "no effect: numba_sim has no autodiff"
+_NO_AUTODIFF = "no effect in numba_sim's autodiff (docs/autodiff.md)"
 _NO_EFFECT = "no effect in numba_sim"
 
 WARP_SETTINGS = {
@@ -57,8 +57,11 @@ WARP_SETTINGS = {
                          "NaN stores instead"),
     "verify_cuda": (False, "no effect: numba-cuda reports CUDA errors when they happen"),
     "print_launches": (False, _NO_EFFECT),
-    "verify_autograd_array_access": (False, _NO_AUTODIFF),
-    "enable_vector_component_overwrites": (False, _NO_AUTODIFF),
+    "verify_autograd_array_access": (False, _NO_AUTODIFF + ": arrays overwritten between a "
+                                            "launch and the backward are caught with "
+                                            "sim.Tape(check_inputs=True) or in debug mode"),
+    "enable_vector_component_overwrites": (False, _NO_AUTODIFF + ": component assignment "
+                                                  "of local values is always differentiated"),
     "legacy_scalar_return_types": (False, "no effect: numba_sim returns the NumPy scalar "
                                           "types"),
     "cache_kernels": (True, "no effect: numba_sim's compiled kernels are cached by Numba "

@@ -104,7 +104,9 @@ class RecordedLaunch:
     def set_param_at_index(self, index, value, adjoint=False):
         """Warp's ``Launch.set_param_at_index``: the argument at *index* is *value* from now."""
         if adjoint:
-            raise NotImplementedError("adjoint=True: numba_sim has no autodiff (Warp's Tape)")
+            raise NotImplementedError("adjoint=True: a recorded launch's adjoint arguments are not "
+                                      "supported; launch the adjoint with sim.launch(..., "
+                                      "adjoint=True, adj_inputs=...)")
         parameters = self.kernel.parameters
         if not isinstance(index, int) or not 0 <= index < len(parameters):
             raise IndexError(f"index: expected a parameter position from 0 to "
@@ -163,7 +165,9 @@ def Launch(kernel, device=None, params=None, bounds=None, max_blocks=0, block_di
     from numba_sim import launcher  # import cycle: launcher.launch makes RecordedLaunches
 
     if adjoint:
-        raise NotImplementedError("adjoint=True: numba_sim has no autodiff (Warp's Tape)")
+        raise NotImplementedError("adjoint=True: recorded adjoint launches are not supported; "
+                                  "launch the adjoint with sim.launch(..., adjoint=True, "
+                                  "adj_inputs=...), or record the forward under a sim.Tape")
     if params is None:
         params = [_default_argument(p) for p in kernel.parameters]
     recorded = launcher.launch(kernel, dim=0 if bounds is None else bounds, inputs=params,
