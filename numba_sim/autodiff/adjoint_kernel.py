@@ -136,7 +136,7 @@ class _Helpers:
 def _adjoint_of_call(function, helpers):
     """The ``adjoint_of_call`` of :class:`AdjointSource`: (helper name, positions of array
     arguments) of a call's adjoint."""
-    def adjoint_of_call(target, node, count, frozen=frozenset()):
+    def adjoint_of_call(target, node, frozen=frozenset()):
         if target is getattr:  # v.x: the attribute's adjoint, (value, adj_ret)
             adjoint = autodiff_hooks.adjoint_attribute(node.value.attr)
             return helpers.name_of(adjoint, "adj"), (), ()

@@ -104,9 +104,10 @@ class AdjointSource:
 
     *statements* are its flattened statements, *parameters* its parameter names,
     *activity* the :class:`~numba_sim.autodiff.activity.Activity` of its locals;
-    *adjoint_of_call(target, node)* gives the helper name of the adjoint of a call's
-    function (and *array_adjoints* the names of the adjoint arrays of a func's array
-    arguments); *own_arrays* are the arrays every read of which indexes the thread's own
+    *adjoint_of_call(target, node[, frozen])* gives (the helper name of the adjoint of a
+    call's function, the positions of its array parameters, those differentiated), the
+    array parameters at the positions *frozen* left undifferentiated; *array_adjoints*
+    maps the differentiable arrays to the names of their adjoint arrays; *own_arrays* are the arrays every read of which indexes the thread's own
     element; *error(message, node)* makes a source error.
     """
 
@@ -279,15 +280,14 @@ class AdjointSource:
 
     def call_adjoint(self, target, args, adj_out, node, differentiated=None):
         """``adjoint(*args, adj_out)`` and the accumulation of its results."""
-        helper, array_params, differentiable_array_params = self.adjoint_of_call(
-            target, node, len(args))
+        helper, array_params, differentiable_array_params = self.adjoint_of_call(target, node)
         without_adjoint = frozenset(
             position for position in differentiable_array_params
             if not (isinstance(args[position], ast.Name) and self.origin.get(
                 args[position].id, args[position].id) in self.array_adjoints))
         if without_adjoint:  # a struct's array, say: the func's adjoint leaves it alone
             helper, array_params, differentiable_array_params = self.adjoint_of_call(
-                target, node, len(args), without_adjoint)
+                target, node, without_adjoint)
         gradients = [self.fresh("g", "a") for _ in args]
         passed = [ast.unparse(a) for a in args]
         for position in array_params:
@@ -526,7 +526,7 @@ class AdjointSource:
         reset = [f"{RETURNED} = bool(False)"]
         return forward + [f"if {RETURNED}:", "    break"], reset + restore, True
 
-    def loop_body(self, body, loop, target=None):
+    def loop_body(self, body, loop):
         """(replay lines of one iteration, reverse lines of one iteration)."""
         self.loops.append(loop)
         self.scopes.append(_Scope(loop))

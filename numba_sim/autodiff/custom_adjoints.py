@@ -17,7 +17,6 @@ forward replay of adjoints (a cheaper recomputation, or one without side effects
 import ast
 
 from numba_sim import kernel_language
-from numba_sim.autodiff.adjoint_helpers import HELPERS
 from numba_sim.autodiff.adjoint_kernel import _compile_source, _Function, _Helpers
 from numba_sim.autodiff.adjoint_source import ZERO, _indent
 from numba_sim.kernel import Func, func
@@ -106,4 +105,4 @@ def _compiled_custom_adjoint(f, fn):
     return made, array_positions, ()
 
 
-__all__ = ["adjoint", "func_grad", "func_replay", "HELPERS"]
+__all__ = ["adjoint", "func_grad", "func_replay"]
