@@ -194,6 +194,20 @@ def neighbours(grid: sim.uint64, points: sim.array(dtype=sim.vec3), x: A, y: A):
     y[i] = total
 
 
+@sim.kernel
+def neighbours_warp_loop(grid: sim.uint64, points: sim.array(dtype=sim.vec3), x: A, y: A):
+    # Warp's spelling of a query loop: while hash_grid_query_next(query, j)
+    i = sim.tid()
+    p = points[i]
+    total = f64(1.0)
+    query = sim.hash_grid_query(grid, p, 0.3)
+    j = int(0)
+    while sim.hash_grid_query_next(query, j):
+        if sim.length(p - points[j]) < 0.3:
+            total = total * (f64(1.0) + x[j] * x[i])  # a product: the loop is replayed
+    y[i] = total
+
+
 N = 5
 POINTS = np.random.default_rng(8).uniform(0.0, 0.4, (N, 3)).astype(np.float32)  # 6 pairs
 GRID = sim.HashGrid(4, 4, 4)
@@ -228,6 +242,8 @@ CASES = {
     "noisy_product": (noisy_product, 2, _inputs(9, 3), lambda x, y: [x, 3, y], 2, (2,)),
     "neighbours": (neighbours, N, _inputs(12, N),
                    lambda x, y: [GRID.id, POINTS, x, y], 3, (N,)),
+    "neighbours_warp_loop": (neighbours_warp_loop, N, _inputs(15, N),
+                             lambda x, y: [GRID.id, POINTS, x, y], 3, (N,)),
 }
 
 
