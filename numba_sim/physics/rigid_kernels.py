@@ -190,6 +190,22 @@ def d6_euler_angles(r: sim.quat, axes: VEC3, a: int, angular: int):
     return angles
 
 
+@sim.func
+def d6_turned_axis(q1: sim.quat, axes: VEC3, a: int, n_ang: int, angles: sim.vec3, k: int):
+    """The world direction of a D6's *k*-th angular axis turned by the rotations before
+    it (*q1* the parent joint frame's world rotation, *a* the first angular dof; with two
+    axes, *k* = 2 is the locked ``a0 x a1``)."""
+    r = q1
+    for i in range(k):
+        r = r * sim.quat_from_axis_angle(axes[a + i], angles[i])
+    axis = sim.vec3()
+    if k < n_ang:
+        axis = axes[a + k]
+    else:
+        axis = sim.cross(axes[a], axes[a + 1])
+    return sim.quat_rotate(r, axis)
+
+
 @sim.kernel
 def joint_force_kernel(
         body_q: TRANSFORMS, body_qd: SPATIAL, body_com: VEC3, joint_type: INTS,
@@ -203,9 +219,12 @@ def joint_force_kernel(
     and ``joint_f`` act; the rotation is welded without angular axes (fixed, prismatic,
     a D6 without any), a hinge about one (revolute, or a D6's), a universal joint about
     two (the parent's first axis kept perpendicular to the child's second), free with
-    three (ball, D6); a D6's angular axes get drives and limits on the rotation
-    vector's components along them (a hinge's: its twist angle).  A distance joint
-    pulls the joint points' distance back within its bounds."""
+    three (ball, D6); a D6's angular axes get drives, limits and ``joint_f`` on its
+    coordinates (one axis: the hinge's twist angle; two or three: the angles of
+    ``d6_euler_angles``, SolverFeatherstone's, with their rates ``C^-1 w`` and the torque
+    ``C^-T tau`` whose work on the rates is their forces ``tau``, ``C`` the turned axes,
+    with two axes the locked third among them, its force 0).  A distance joint pulls
+    the joint points' distance back within its bounds."""
     j = sim.tid()
     jtype = joint_type[j]
     if jtype != FREE:
@@ -284,15 +303,21 @@ def joint_force_kernel(
                     if n > 0.0:
                         locked = locked / n
                         t = t - locked * (sim.dot(w_err, locked) * angular_kd)
-                rotation = sim.quat_rotate(q_p, rotation_vector(q_rel))
-                for k in range(angular):
-                    axis_p = sim.quat_rotate(q_p, joint_axis[a + k])
-                    q = sim.dot(rotation, axis_p)
-                    qd = sim.dot(w_err, axis_p)
-                    t = t + axis_p * (joint_f[a + k] + axis_force(
-                        q, qd, target_q[a + k], target_qd[a + k], target_ke[a + k],
-                        target_kd[a + k], limit_lower[a + k], limit_upper[a + k],
-                        limit_ke[a + k], limit_kd[a + k]))
+                angles = d6_euler_angles(q_rel, joint_axis, a, angular)
+                C = sim.mat33()                   # columns: the turned axes (world)
+                for k in range(3):
+                    c = d6_turned_axis(q_p, joint_axis, a, angular, angles, k)
+                    for i in range(3):
+                        C[i, k] = c[i]
+                if sim.abs(sim.determinant(C)) > 1.0e-6:    # (not at gimbal lock)
+                    rates = sim.inverse(C) * w_err
+                    tau = sim.vec3()
+                    for k in range(angular):
+                        tau[k] = joint_f[a + k] + axis_force(
+                            angles[k], rates[k], target_q[a + k], target_qd[a + k],
+                            target_ke[a + k], target_kd[a + k], limit_lower[a + k],
+                            limit_upper[a + k], limit_ke[a + k], limit_kd[a + k])
+                    t = t + sim.inverse(sim.transpose(C)) * tau
         sim.atomic_add(body_force, child, sim.spatial_vector(f, t + sim.cross(r_c, f)))
         if parent >= 0:
             sim.atomic_add(body_force, parent, sim.spatial_vector(-f, -t - sim.cross(r_p, f)))

@@ -13,28 +13,14 @@ static body, about both centres of mass between two moving ones).
 
 import numba_sim as sim
 from numba_sim.physics.builder_rigid import D6, PRISMATIC, REVOLUTE
-from numba_sim.physics.rigid_kernels import FLOATS, MAT33, SPATIAL, VEC3, d6_euler_angles
+from numba_sim.physics.rigid_kernels import (
+    FLOATS, MAT33, SPATIAL, VEC3, d6_euler_angles, d6_turned_axis,
+)
 from numba_sim.physics.xpbd_rigid import (
     QUATS, angular_inverse_mass_about, apply_angular_about, apply_point,
     apply_positional, hinge_angle, joint_frame, positional_inverse_mass, solve_hinge,
     solve_weld,
 )
-
-
-@sim.func
-def d6_turned_axis(q1: sim.quat, axes: VEC3, a: int, n_ang: int, angles: sim.vec3, k: int):
-    """The world direction of a D6's *k*-th angular axis turned by the rotations before
-    it (*q1* the parent joint frame's world rotation, *a* the first angular dof; with two
-    axes, *k* = 2 is the locked ``a0 x a1``)."""
-    r = q1
-    for i in range(k):
-        r = r * sim.quat_from_axis_angle(axes[a + i], angles[i])
-    axis = sim.vec3()
-    if k < n_ang:
-        axis = axes[a + k]
-    else:
-        axis = sim.cross(axes[a], axes[a + 1])
-    return sim.quat_rotate(r, axis)
 
 
 @sim.func
