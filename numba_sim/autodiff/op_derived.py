@@ -20,7 +20,8 @@ from numba.core.typing import signature
 from numba.np import numpy_support
 
 from numba_sim import algebra, registry
-from numba_sim.autodiff import op_overrides, trace
+from numba_sim.autodiff import op_overrides
+from numba_sim.autodiff.derivation import derive, is_differentiable
 from numba_sim.autodiff.op_scalars import SCALAR_OPERATIONS, scalar_key
 from numba_sim.lowering import operations as operations_lowering
 from numba_sim.lowering.operations import components as lowered_components
@@ -120,18 +121,11 @@ def adjoint_type(argtype):
     return types.none
 
 
-def _is_differentiable(argtype):
-    argtype = types.unliteral(argtype)
-    if isinstance(argtype, ValueType):
-        return isinstance(argtype.dtype, types.Float)
-    return isinstance(argtype, types.Float)
-
-
 def _has_float_component(result_type):
     """Whether a result (a value, a scalar or a tuple of them) has a float component."""
     if isinstance(result_type, types.BaseTuple):
         return any(_has_float_component(t) for t in result_type.types)
-    return _is_differentiable(result_type)
+    return is_differentiable(result_type)
 
 
 def _check_result_adjoint(name, result_type, given):
@@ -245,16 +239,6 @@ def _register(fn, typer, formula, name, marker):
 # Derived adjoints of operations
 
 
-def derive(forward_sig, formula, inputs, adj_ret):
-    """The adjoints of *inputs* (formula components) of ``formula(forward_sig, *inputs)``
-    given the result adjoint *adj_ret*, by tracing the formula and sweeping it in reverse."""
-    with trace.Tape() as tape:
-        traced = [trace.watch(x, _is_differentiable(t))
-                  for x, t in zip(inputs, forward_sig.args)]
-        outputs = formula(forward_sig, *traced)
-    return trace.gradients(outputs, adj_ret, traced, tape)
-
-
 _traceable = {}
 
 
@@ -275,7 +259,7 @@ def _check_traceable(key, name, forward_sig, formula):
     Python (cached per signature)."""
     marker = (key, forward_sig)
     if marker in _traceable or op_overrides.find(key, forward_sig) is not None \
-            or not any(_is_differentiable(t) for t in forward_sig.args) \
+            or not any(is_differentiable(t) for t in forward_sig.args) \
             or not _has_float_component(forward_sig.return_type):
         return
     inputs = [_sample(t) for t in forward_sig.args]
@@ -318,12 +302,12 @@ def _define(key):
         override = op_overrides.find(key, forward_sig)
         if override is not None:
             adjoints = override(forward_sig, *args, adj_ret)
-        elif not any(_is_differentiable(t) for t in forward_types) \
+        elif not any(is_differentiable(t) for t in forward_types) \
                 or not _has_float_component(forward_sig.return_type):
             adjoints = [None] * len(args)
         else:
             adjoints = derive(forward_sig, forward_formula, args, adj_ret)
-        return [_zero_adjoint(x, t) if g is None or not _is_differentiable(t) else g
+        return [_zero_adjoint(x, t) if g is None or not is_differentiable(t) else g
                 for x, g, t in zip(args, adjoints, forward_types)]
 
     return _register(_python_runner(name), typer, formula, name, key)

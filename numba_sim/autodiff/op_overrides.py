@@ -21,6 +21,7 @@ component lists, like the derived ones, and follows Warp's own adjoint
 from numba.core import types
 
 from numba_sim import algebra
+from numba_sim.autodiff.derivation import derive
 from numba_sim.typing.value_types import ValueType
 
 
@@ -86,8 +87,6 @@ def _clamp(sig, x, low, high, g):
 def _derived_from(formula):
     """The adjoint derived from *formula*, a formula of the builtin's own algorithm."""
     def adjoint(sig, *args_and_adjoint):
-        from numba_sim.autodiff.op_derived import derive
-
         return derive(sig, formula, args_and_adjoint[:-1], args_and_adjoint[-1])
 
     return adjoint
