@@ -344,6 +344,27 @@ def test_step_frame_is_one_launch_with_the_results_of_its_steps():
         solver.step_frame(b0, b1, None, None, 1e-3, 0)
 
 
+def test_step_frame_is_one_launch_when_collide_found_no_contacts():
+    """A box high above the ground: its Contacts hold none, so the frame is the one launch
+    of a frame without contacts (no contact-force launch), with the same results."""
+    from numba_sim.physics import rigid_kernels
+
+    model = floating_box(z=2.0, ground=True)
+    solvers = physics.SolverFeatherstone(model), physics.SolverFeatherstone(model)
+    contacts = model.contacts()
+    states = [(model.state(), model.state()) for _ in solvers]
+    model.collide(states[0][0], contacts)
+    assert contacts.rigid_contact_max > 0 and int(contacts.rigid_contact_count[0]) == 0
+    ends = [solver.step_frame(*pair, None, c, 1.0 / 600.0, 5)
+            for solver, pair, c in zip(solvers, states, (contacts, None))]
+    assert ends[0] is states[0][1]
+    np.testing.assert_array_equal(ends[0].joint_q, ends[1].joint_q)
+    np.testing.assert_array_equal(ends[0].body_q, ends[1].body_q)
+    assert ends[0].body_q[0, 2] < 2.0                                      # it fell
+    assert not any(key[0] == id(rigid_kernels.rigid_contact_force_kernel)
+                   for key in solvers[0]._recorded)
+
+
 def test_eval_ik_inverts_eval_fk_for_every_joint_type():
     b = physics.ModelBuilder(gravity=-G)
     links = []

@@ -23,7 +23,7 @@ from numba_sim.physics.model import Model
 from numba_sim.physics.rigid_contacts import rigid_contact_arrays
 from numba_sim.physics.rigid_step import joint_inputs
 from numba_sim.physics.solver_semi_implicit import check_step_arguments
-from numba_sim.physics.stepping import SubstepLaunches
+from numba_sim.physics.stepping import SubstepLaunches, capturing
 
 
 def articulations(model, call):
@@ -212,20 +212,32 @@ class SolverFeatherstone(SubstepLaunches):
     def step_frame(self, state_0, state_1, control, contacts, dt, substeps):
         """``substeps`` steps of ``dt`` from ``state_0``; returns the state holding the
         result (``state_0`` when ``substeps`` is even, as ``SubstepLaunches.step_frame``).
-        Without rigid contacts the whole frame is one launch, integrating in place in the
-        returned state (the other one is left as it was); with contacts (penalty forces
-        at every substep's poses) the substeps alternate between the states."""
+        Without rigid contacts (none given, or a CPU model's ``collide`` found none) the
+        whole frame is one launch, integrating in place in the returned state (the other
+        one is left as it was); with contacts (penalty forces at every substep's poses)
+        the substeps alternate between the states."""
         name = "SolverFeatherstone.step_frame"
         if isinstance(substeps, bool) or not isinstance(substeps, (int, np.integer)) \
                 or substeps < 1:
             raise ValueError(f"{name}: substeps must be an int >= 1, got {substeps!r}")
         substeps = int(substeps)
-        if contacts is not None and contacts.rigid_contact_max:
+        if self._has_contacts(contacts):
             return super().step_frame(state_0, state_1, control, contacts, dt, substeps)
         out = (state_0, state_1)[substeps % 2]
         dt = check_step_arguments(name, self.model, state_0, out, control, contacts, dt)
         self._launch_steps(state_0, out, control, None, dt, substeps)
         return out
+
+    def _has_contacts(self, contacts):
+        """Whether *contacts* may hold rigid contacts: a CPU model reads the count its
+        ``collide`` left (no forces from 0 contacts: the frame is the same without them);
+        a CUDA model's count stays on the device, and a CPU capture would keep the count
+        of its recording, so there any capacity counts."""
+        if contacts is None or not contacts.rigid_contact_max:
+            return False
+        if self._cpu and not capturing():
+            return int(contacts.rigid_contact_count[0]) > 0
+        return True
 
     def _launch_steps(self, state_in, state_out, control, contacts, dt, substeps):
         m = self.model
