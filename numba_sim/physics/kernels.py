@@ -10,10 +10,12 @@ Two shapes of the same work:
   ``integrate_kernel`` sums each particle's run of slots (physics/slots.py);
 * ``fused_substep_kernel``: a whole substep (every force, then the
   integration) on one thread, in one launch.  A 20-particle rope then costs one
-  launch per substep instead of one per kernel per substep.
+  launch per substep instead of one per kernel per substep.  Its bending edges run as
+  gather / vectorized compute / scatter loops (physics/batched.py).
 """
 
 import numba_sim as sim
+from numba_sim.physics import batched
 from numba_sim.physics import forces
 
 VEC3 = sim.array(dtype=sim.vec3)
@@ -183,8 +185,8 @@ class ContactArrays:
 @sim.kernel
 def fused_substep_kernel(q: VEC3, qd: VEC3, f_ext: VEC3, f: VEC3, m: FusedModel,
                          tri_activation: FLOATS, tet_activation: FLOATS, grid_count: int,
-                         grid: sim.uint64, contacts: ContactArrays, dt: float, q_out: VEC3,
-                         qd_out: VEC3):
+                         grid: sim.uint64, contacts: ContactArrays, scratch: batched.Scratch,
+                         dt: float, q_out: VEC3, qd_out: VEC3):
     """One whole substep on one thread: every force, then the integration.  (The
     constant arrays come in one struct: binding one argument is cheaper than binding
     thirty, and a Python call of more than about 30 arguments compiles to
@@ -208,18 +210,8 @@ def fused_substep_kernel(q: VEC3, qd: VEC3, f_ext: VEC3, f: VEC3, m: FusedModel,
         f[i] = f[i] + f0
         f[j] = f[j] + f1
         f[k] = f[k] + f2
-    for e in range(m.edge_indices.shape[0]):
-        i = m.edge_indices[e, 0]
-        j = m.edge_indices[e, 1]
-        k = m.edge_indices[e, 2]
-        l = m.edge_indices[e, 3]
-        f0, f1, f2, f3 = forces.bending_force(q[i], q[j], q[k], q[l], qd[i], qd[j], qd[k], qd[l],
-                                              m.edge_rest[e], m.edge_properties[e, 0],
-                                              m.edge_properties[e, 1])
-        f[i] = f[i] + f0
-        f[j] = f[j] + f1
-        f[k] = f[k] + f2
-        f[l] = f[l] + f3
+    # bending edges: gathered, computed in a loop LLVM vectorizes, scattered (batched.py)
+    batched.bending_forces(q, qd, m.edge_indices, m.edge_rest, m.edge_properties, scratch, f)
     for t in range(m.tet_indices.shape[0]):
         i = m.tet_indices[t, 0]
         j = m.tet_indices[t, 1]

@@ -20,6 +20,7 @@ import numba
 import numpy as np
 
 import numba_sim as sim
+from numba_sim.physics import batched
 from numba_sim.physics import kernels
 from numba_sim.physics import rigid_step
 from numba_sim.physics.model import Contacts, Control, Model, State
@@ -110,6 +111,8 @@ class SolverSemiImplicit(SubstepLaunches):
         self._fused_model = None
         self._slots_key = None
         self._slots = None
+        self._scratch_key = None
+        self._scratch = None
         self._init_launches(self._cpu)
 
     def _particle_contacts(self):
@@ -167,6 +170,14 @@ class SolverSemiImplicit(SubstepLaunches):
             self._slots_key = self.model._version
         return self._slots
 
+    def _batch_scratch(self):
+        """The fused substep's element rows (batched.py), remade when an attribute of the
+        model was assigned since the last step."""
+        if self._scratch_key != self.model._version:
+            self._scratch = batched.make_scratch(self.model, ("edge",))
+            self._scratch_key = self.model._version
+        return self._scratch
+
     @staticmethod
     def _contact_struct(contacts):
         """The struct of *contacts*' arrays, made once per Contacts."""
@@ -206,8 +217,8 @@ class SolverSemiImplicit(SubstepLaunches):
         if self.fused:
             self._launch(kernels.fused_substep_kernel, 1, [
                 q, qd, state_in.particle_f, self._f, self._fused_struct(), tri_act, tet_act,
-                grid_count, grid_id, self._contact_struct(contacts), dt, state_out.particle_q,
-                state_out.particle_qd])
+                grid_count, grid_id, self._contact_struct(contacts), self._batch_scratch(), dt,
+                state_out.particle_q, state_out.particle_qd])
             return state_out
         f = self._f
         launch = self._launch

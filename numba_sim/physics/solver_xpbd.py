@@ -10,12 +10,15 @@ and newton (XPBD cloth needs springs).
 Small CPU models run a whole substep in one serial launch and apply each
 correction at once (Gauss-Seidel); large models and CUDA run one kernel per
 constraint type with the corrections summed and applied after each pass
-(Jacobi, as warp.sim).
+(Jacobi, as warp.sim); on one CPU thread the Jacobi springs and bending edges run as
+gather / vectorized compute / scatter loops instead (physics/batched.py, the same bits).
 """
 
+import numba
 import numpy as np
 
 import numba_sim as sim
+from numba_sim.physics import batched
 from numba_sim.physics import xpbd_constraints as xc
 from numba_sim.physics.kernels import make_struct
 from numba_sim.physics import rigid_step
@@ -60,6 +63,10 @@ class SolverXPBD(SubstepLaunches):
             raise ValueError(f"{call}: fuse=True runs a substep on one CPU thread; the model is "
                              f"on {model.device!r}")
         self.fused = bool(fuse)
+        self.batched = cpu and not self.fused and numba.get_num_threads() == 1
+        # one thread, Jacobi: springs and bending edges as batched loops (batched.py; the
+        # same bits as their one-thread-per-element kernels run serially)
+        self._batch_rows = None
         self.rigid_world_threads = True   # bodies: one thread per world where they allow
         #   (rigid_step.world_groups); False runs every world on one thread
         self._cpu = cpu
@@ -149,11 +156,19 @@ class SolverXPBD(SubstepLaunches):
                 launch(xc.shape_contact_constraint_kernel, contacts.soft_contact_max,
                        [x, x0, m.particle_inv_mass, m.particle_radius, m.particle_flags,
                         m.shape_material_mu, m.soft_contact_mu, *contact_arrays, delta])
-            if m.spring_count:
+            if self.batched and (m.spring_count or m.edge_count):
+                if self._batch_rows is None:
+                    self._batch_rows = batched.make_scratch(m, ("spring", "bend"))
+                launch(xc.batched_jacobi_kernel, 1,
+                       [x, x0, m.particle_inv_mass, m.spring_indices, m.spring_rest_length,
+                        m.spring_stiffness, m.spring_damping, m.edge_indices,
+                        m.edge_rest_angle, m.edge_bending_properties, dt, self._spring_lambdas,
+                        self._edge_lambdas, self._batch_rows, delta])
+            if m.spring_count and not self.batched:
                 launch(xc.distance_kernel, m.spring_count,
                        [x, x0, m.particle_inv_mass, m.spring_indices, m.spring_rest_length,
                         m.spring_stiffness, m.spring_damping, dt, self._spring_lambdas, delta])
-            if m.edge_count:
+            if m.edge_count and not self.batched:
                 launch(xc.bending_constraint_kernel, m.edge_count,
                        [x, m.particle_inv_mass, m.edge_indices, m.edge_rest_angle,
                         m.edge_bending_properties, dt, self._edge_lambdas, delta])
