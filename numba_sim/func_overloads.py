@@ -123,6 +123,13 @@ def python_matches(annotation, value, relaxed=False):
     return False
 
 
+def is_func(value):
+    """Whether *value* is a ``@sim.func`` (:class:`numba_sim.kernel.Func`), known by the
+    signature method every func has, so that the modules kernel.py imports can tell one
+    without importing kernel.py."""
+    return callable(getattr(value, "_python_signature", None)) and hasattr(value, "func")
+
+
 class FuncOverloads:
     """The overloads of one ``@sim.func`` name (see the module docstring)."""
 

@@ -14,15 +14,16 @@ func (``printf``'s "fmt must be a string literal").
 
 import functools
 
+from numba_sim.builtins import atomics
+from numba_sim.builtins.debug import EXPECTATIONS, kernel_print, printf
+from numba_sim.func_overloads import FuncOverloads, is_func
+from numba_sim.threads import static, tid
+
 __all__ = ["function_parameters", "special_form_name"]
 
 
 @functools.cache
 def _special_forms():
-    from numba_sim.builtins import atomics
-    from numba_sim.builtins.debug import EXPECTATIONS, kernel_print, printf
-    from numba_sim.threads import static, tid
-
     forms = {printf: "printf", kernel_print: "print", tid: "tid", static: "static"}
     forms.update({e: e.__name__ for e in EXPECTATIONS})
     forms.update({getattr(atomics, n): n for n in atomics.__all__})
@@ -40,11 +41,8 @@ def special_form_name(value):
 def function_parameters(callee):
     """``{position: name}`` and the names of *callee*'s parameters annotated ``sim.Function``
     (every overload's, for an overload set); empty for anything but a func."""
-    from numba_sim.func_overloads import FuncOverloads
-    from numba_sim.kernel import Func
-
     members = callee.members if isinstance(callee, FuncOverloads) else \
-        [callee] if isinstance(callee, Func) else []
+        [callee] if is_func(callee) else []
     positions, names = {}, set()
     for member in members:
         signature, function_names = member._python_signature()

@@ -24,6 +24,10 @@ import types
 
 import numpy as np
 
+from numba_sim import arrays
+from numba_sim.func_overloads import FuncOverloads, is_func
+from numba_sim.structs import Struct
+
 __all__ = ["describe", "hash_module", "kernel_content", "kernel_name"]
 
 
@@ -87,10 +91,6 @@ def _code(code):
 
 def describe(value, seen=None):
     """A stable description of a value a kernel or func reads (never an address)."""
-    from numba_sim.func_overloads import FuncOverloads  # import cycles: both import kernel.py
-    from numba_sim.kernel import Func
-    from numba_sim.structs import Struct
-
     seen = set() if seen is None else seen
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.generic)):
         return f"{type(value).__name__}:{value!r}"
@@ -104,7 +104,7 @@ def describe(value, seen=None):
         return f"ndarray({value.dtype}, {value.shape}, {data})"
     if isinstance(value, FuncOverloads):
         return f"funcs {value.__qualname__}[{'; '.join(describe(m, seen) for m in value.members)}]"
-    if isinstance(value, Func):
+    if is_func(value):
         fn = value.func
         if id(fn) in seen:  # a func that (indirectly) reads itself: by name the second time
             return f"func {fn.__qualname__}"
@@ -128,6 +128,4 @@ def describe(value, seen=None):
 
 
 def _is_array_annotation(value):
-    from numba_sim import arrays
-
     return type(value) is arrays.array
