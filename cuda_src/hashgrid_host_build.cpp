@@ -4,239 +4,145 @@
 // Python threads build at the same time. (The CUDA build is numba_sim/spatial/hash_grid_build_cuda.py;
 // both take the cell of a point from hashgrid.h.)
 //
-// The points are cut into one chunk per thread, and the threads go through
-// the steps together, meeting at a blocking barrier between them (no spinning:
-// the cores may be shared with other processes):
+// A sort by cell in two steps, each moving every point once:
 //
-// 1. the cell of every point of the chunk (hash_grid_cell);
-// 2. a least-significant-digit radix sort of (cell, point index) pairs by
-//    cell, one digit per pass: each chunk counts its digits; each thread
-//    then derives, from all the counts, where its chunk's run of each digit
-//    starts (after all smaller digits, then after earlier chunks), and
-//    scatters its chunk there. The sort is stable, so the points of a cell
-//    stay in index order whatever the thread count (as Warp's radix sort);
-// 3. the cell offsets from the sorted cells: position i is the first of every
-//    cell after the previous position's cell up to its own, and n that of
-//    every cell after the last point's.
+// 1. the cell of every point (hash_grid_cell) and a stable scatter by the
+//    cell's high bits into buckets of 2^low_bits consecutive cells (at most
+//    2^11 buckets, so each thread's counters and write streams stay in the
+//    L1 cache): each chunk of points counts its buckets, a scan over
+//    (bucket, chunk) gives every chunk where its run of each bucket starts,
+//    and each chunk scatters its points there in index order;
+// 2. each bucket (a few hundred points of a big grid, in the L1 cache) is
+//    counting-sorted by the cell's low bits into its final place, in index
+//    order, and its cells' offsets are written on the way: the start of each
+//    cell's run (cell_offsets[num_cells] = n).
 //
-// A grouped build (sim_hash_grid_group_host, after this build) then orders
-// each cell's run by group and records the group of every sorted position.
-//
-// Two barriers per pass; the usual grid (21 bits of cell index) takes two
-// passes of 11 bits, so 2^11 counters per chunk stay in the L1 cache.
+// The sort is stable, so the points of a cell stay in index order whatever the
+// thread count (as Warp's radix sort). Step 1 splits the points into one chunk
+// per thread, step 2 the buckets (host_threads.h).
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "hashgrid.h"
+#include "host_threads.h"
 
 namespace {
 
 using sim::int32;
 using sim::int64;
 
-const int kMaxDigitBits = 11;
-// Fewer points per thread than this are not worth a thread.
+// Fewer points per thread than this are not worth a thread (and buckets: the
+// same number of cells).
 const int64 kMinPointsPerThread = 32768;
+const int kMaxBucketBits = 11;
 
-// Threads wait here for each other, blocked (not spinning).
-class Barrier {
-  public:
-    explicit Barrier(int count) : count_(count) {}
-
-    void wait() {
-        std::unique_lock<std::mutex> lock(mutex_);
-        const unsigned long long generation = generation_;
-        if (++waiting_ == count_) {
-            waiting_ = 0;
-            ++generation_;
-            lock.unlock();
-            changed_.notify_all();
-            return;
-        }
-        changed_.wait(lock, [&] { return generation != generation_; });
-    }
-
-  private:
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    const int count_;
-    int waiting_ = 0;
-    unsigned long long generation_ = 0;
-};
-
-// Holds the team back until every thread has started (or one failed to).
-class StartGate {
-  public:
-    // Returns whether to go (false: starting the team failed, give up).
-    bool wait() {
-        std::unique_lock<std::mutex> lock(mutex_);
-        changed_.wait(lock, [&] { return state_ != kClosed; });
-        return state_ == kOpen;
-    }
-
-    void set(bool go) {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            state_ = go ? kOpen : kCancelled;
-        }
-        changed_.notify_all();
-    }
-
-  private:
-    enum State { kClosed, kOpen, kCancelled };
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    State state_ = kClosed;
-};
-
-struct Build {
-    const sim::HashGrid* grid;
-    const float* points;
-    int64 num_points;
-    int64 num_cells;
-    int32* keys[2];    // cells: row 0 is filled in step 1, a pass reads one row and writes the other
-    int32* values[2];  // point indices, moved along with the keys
-    int32* cell_offsets;
-    int passes;
-    int digit_bits;
-    int chunks;
-    std::vector<int64> counts;     // chunks x radix: digit counts of the current pass
-    std::vector<int64> positions;  // chunks x radix: where each chunk's digits go next
-
-    int64 chunk_begin(int c) const {
-        const int64 size = (num_points + chunks - 1) / chunks;
-        const int64 begin = size * c;
-        return begin < num_points ? begin : num_points;
-    }
-    int64 chunk_end(int c) const { return c + 1 == chunks ? num_points : chunk_begin(c + 1); }
-};
-
-void run_chunk(Build& b, Barrier& barrier, int c) {
-    const int64 begin = b.chunk_begin(c);
-    const int64 end = b.chunk_end(c);
-    const int64 radix = int64(1) << b.digit_bits;
-    const int32 mask = int32(radix - 1);
-    int64* counts = &b.counts[c * radix];
-    int64* positions = &b.positions[c * radix];
-
-    for (int pass = 0; pass < b.passes; ++pass) {
-        const int32* keys_in = b.keys[pass % 2];
-        const int32* values_in = b.values[pass % 2];
-        int32* keys_out = b.keys[1 - pass % 2];
-        int32* values_out = b.values[1 - pass % 2];
-        const int shift = pass * b.digit_bits;
-
-        for (int64 d = 0; d < radix; ++d) counts[d] = 0;
-        if (pass == 0) {  // the cells, counted as they come
-            const sim::HashGrid grid = *b.grid;
-            for (int64 i = begin; i < end; ++i) {
-                const int32 cell = sim::hash_grid_cell(grid, sim::load_vec3f(b.points + 3 * i));
-                b.keys[0][i] = cell;
-                ++counts[cell & mask];
-            }
-        } else {
-            for (int64 i = begin; i < end; ++i) ++counts[(keys_in[i] >> shift) & mask];
-        }
-        barrier.wait();  // all counts known
-
-        int64 start = 0;
-        for (int64 d = 0; d < radix; ++d) {
-            for (int k = 0; k < b.chunks; ++k) {
-                if (k == c) positions[d] = start;
-                start += b.counts[k * radix + d];
-            }
-        }
-        for (int64 i = begin; i < end; ++i) {
-            const int32 key = keys_in[i];
-            const int64 position = positions[(key >> shift) & mask]++;
-            keys_out[position] = key;
-            values_out[position] = pass == 0 ? int32(i) : values_in[i];
-        }
-        barrier.wait();  // pass done: counts may be reused, keys_out is complete
-    }
-
-    const int32* sorted = b.keys[b.passes % 2];
-    int64 previous = begin > 0 ? sorted[begin - 1] : -1;
-    for (int64 i = begin; i < end; ++i) {
-        const int64 cell = sorted[i];
-        for (int64 k = previous + 1; k <= cell; ++k) b.cell_offsets[k] = int32(i);
-        previous = cell;
-    }
-    if (end == b.num_points && (begin < end || c == 0)) {  // the last chunk with points
-        for (int64 k = previous + 1; k <= b.num_cells; ++k) b.cell_offsets[k] = int32(b.num_points);
-    }
+int bits_for(int64 count) {
+    int bits = 0;
+    while (bits < 31 && (int64(1) << bits) < count) ++bits;
+    return bits;
 }
 
 }  // namespace
 
 // Builds the grid whose descriptor is at `grid` from points[0 .. num_points)
 // (3 floats each) with cells of edge cell_width, on at most max_threads
-// threads. keys and values are 2 x capacity int32 (capacity >= num_points);
-// cell_offsets has dim_x * dim_y * dim_z + 1 entries. Returns the row of
-// `values` that holds the cell-sorted point indices, or -1 when out of memory
-// (the grid is then left empty).
+// threads. keys and values are 2 x capacity int32 (capacity >= num_points):
+// row 0 of keys holds each point's cell at first, row 1 of both the bucketed
+// points, and row 0 of both ends up with the cells and point indices in cell
+// order. cell_offsets has dim_x * dim_y * dim_z + 1 entries. Returns the row
+// (0) of `values` that holds the cell-sorted point indices, or -1 when out of
+// memory (the grid is then left empty).
 SIM_EXPORT int sim_hash_grid_build_host(void* grid, const float* points, int num_points,
                                         int dim_x, int dim_y, int dim_z, float cell_width,
                                         int* keys, int* values, int capacity,
                                         int* cell_offsets, int max_threads) {
+    const int row = 0;
     sim::HashGrid& descriptor = *static_cast<sim::HashGrid*>(grid);
-    Build b;
-    b.grid = &descriptor;
-    b.points = points;
-    b.num_points = num_points;
-    b.num_cells = int64(dim_x) * dim_y * dim_z;
-    b.keys[0] = keys;
-    b.keys[1] = keys + capacity;
-    b.values[0] = values;
-    b.values[1] = values + capacity;
-    b.cell_offsets = cell_offsets;
+    const int64 n = num_points;
+    const int64 num_cells = int64(dim_x) * dim_y * dim_z;
+    const int cell_bits = bits_for(num_cells);
+    const int bucket_bits = std::min(kMaxBucketBits, cell_bits / 2);
+    const int low_bits = cell_bits - bucket_bits;
+    const int64 buckets = int64(1) << bucket_bits;
+    int32* cells = keys;                    // step 1 in; step 2 out (sorted cells)
+    int32* bucketed_cells = keys + capacity;
+    int32* bucketed_ids = values + capacity;
+    int32* point_ids = values;
 
-    int bits = 1;
-    while (bits < 31 && (int64(1) << bits) < b.num_cells) ++bits;
-    b.passes = (bits + kMaxDigitBits - 1) / kMaxDigitBits;
-    b.digit_bits = (bits + b.passes - 1) / b.passes;
-    const int final_row = b.passes % 2;
-
-    int64 wanted = num_points / kMinPointsPerThread;
-    if (wanted > max_threads) wanted = max_threads;
-    b.chunks = wanted > 1 ? int(wanted) : 1;
+    const int chunks = sim::chunk_count(n, max_threads, kMinPointsPerThread);
+    const int64 chunk_size = (n + chunks - 1) / chunks;
+    std::vector<int64> starts;  // chunks x buckets: where each chunk's run of a bucket goes
     try {
-        b.counts.resize(size_t(b.chunks) << b.digit_bits);
-        b.positions.resize(size_t(b.chunks) << b.digit_bits);
+        starts.assign(size_t(chunks) << bucket_bits, 0);
     } catch (...) {
         sim::hash_grid_set(descriptor, dim_x, dim_y, dim_z, 0, cell_width, nullptr, nullptr);
         return -1;
     }
-    sim::hash_grid_set(descriptor, dim_x, dim_y, dim_z, num_points, cell_width,
-                       b.values[final_row], cell_offsets);
+    sim::hash_grid_set(descriptor, dim_x, dim_y, dim_z, num_points, cell_width, point_ids,
+                       cell_offsets);
+    const sim::HashGrid g = descriptor;
 
-    Barrier barrier(b.chunks);
-    if (b.chunks > 1) {
-        StartGate gate;
-        std::vector<std::thread> team;
-        bool started = true;
-        try {
-            team.reserve(size_t(b.chunks - 1));
-            for (int c = 1; c < b.chunks; ++c) {
-                team.emplace_back([&b, &barrier, &gate, c] {
-                    if (gate.wait()) run_chunk(b, barrier, c);
-                });
-            }
-        } catch (...) {  // no more threads to be had: build on this one alone
-            started = false;
+    sim::parallel_chunks(n, max_threads, kMinPointsPerThread, [&](int64 begin, int64 end) {
+        int64* counts = &starts[size_t(begin / chunk_size) << bucket_bits];
+        for (int64 i = begin; i < end; ++i) {
+            const int32 cell = sim::hash_grid_cell(g, sim::load_vec3f(points + 3 * i));
+            cells[i] = cell;
+            ++counts[cell >> low_bits];
         }
-        gate.set(started);
-        if (started) run_chunk(b, barrier, 0);
-        for (std::thread& t : team) t.join();
-        if (started) return final_row;
-        b.chunks = 1;
+    });
+    int64 position = 0;
+    for (int64 b = 0; b < buckets; ++b) {
+        for (int c = 0; c < chunks; ++c) {
+            int64& entry = starts[(size_t(c) << bucket_bits) + size_t(b)];
+            const int64 count = entry;
+            entry = position;
+            position += count;
+        }
     }
-    Barrier alone(1);
-    run_chunk(b, alone, 0);
-    return final_row;
+    sim::parallel_chunks(n, max_threads, kMinPointsPerThread, [&](int64 begin, int64 end) {
+        int64* next = &starts[size_t(begin / chunk_size) << bucket_bits];
+        for (int64 i = begin; i < end; ++i) {
+            const int32 cell = cells[i];
+            const int64 at = next[cell >> low_bits]++;
+            bucketed_cells[at] = cell;
+            bucketed_ids[at] = int32(i);
+        }
+    });
+    // After the scatter, the last chunk's entry for bucket b is where bucket b ends
+    // (the scan ran bucket by bucket, chunk by chunk).
+    const int64 last = int64(chunks - 1) << bucket_bits;
+    auto bucket_end = [&](int64 b) { return starts[size_t(last + b)]; };
+    auto bucket_begin = [&](int64 b) { return b == 0 ? int64(0) : bucket_end(b - 1); };
+
+    const int64 min_buckets = std::max<int64>(1, kMinPointsPerThread >> low_bits);
+    sim::parallel_chunks(buckets, max_threads, min_buckets, [&](int64 first, int64 stop) {
+        std::vector<int32> cursor(size_t(1) << low_bits);
+        const int32 low_mask = int32((int64(1) << low_bits) - 1);
+        for (int64 b = first; b < stop; ++b) {
+            const int64 begin = bucket_begin(b);
+            const int64 end = bucket_end(b);
+            std::fill(cursor.begin(), cursor.end(), 0);
+            for (int64 k = begin; k < end; ++k) ++cursor[size_t(bucketed_cells[k] & low_mask)];
+            const int64 first_cell = b << low_bits;
+            const int64 stop_cell = std::min(num_cells, (b + 1) << low_bits);
+            int32 at = int32(begin);
+            for (int64 cell = first_cell; cell < stop_cell; ++cell) {
+                int32& slot = cursor[size_t(cell - first_cell)];
+                const int32 count = slot;
+                cell_offsets[cell] = at;
+                slot = at;
+                at += count;
+            }
+            for (int64 k = begin; k < end; ++k) {
+                const int32 cell = bucketed_cells[k];
+                const int32 to = cursor[size_t(cell & low_mask)]++;
+                cells[to] = cell;
+                point_ids[to] = bucketed_ids[k];
+            }
+        }
+    });
+    cell_offsets[num_cells] = int32(n);
+    return row;
 }
 
 // Makes the grid at `grid`, just built by sim_hash_grid_build_host, grouped:

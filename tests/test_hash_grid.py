@@ -310,7 +310,7 @@ def stable_cell_order(points, width, dims):
 
 
 @pytest.mark.parametrize("dims", [(8, 8, 8), (128, 128, 128), (256, 256, 128), (1, 1, 1)],
-                         ids=["1-pass", "2-pass", "3-pass", "one-cell"])
+                         ids=["512-cells", "2M-cells", "8M-cells", "one-cell"])
 @pytest.mark.parametrize("n", [5000, 150_000], ids=["one-thread", "threads"])
 def test_point_ids_are_the_stable_cell_order(dims, n):
     points = uniform(n, -3.0, 3.0, seed=14)
@@ -318,8 +318,7 @@ def test_point_ids_are_the_stable_cell_order(dims, n):
     grid.build(points, 0.05)
     expected = stable_cell_order(points, 0.05, dims)
     assert np.array_equal(sorted_order(grid, len(points)), expected)
-    assert grid._storage.final_row == {(8, 8, 8): 1, (128, 128, 128): 0, (256, 256, 128): 1,
-                                       (1, 1, 1): 1}[dims]  # passes % 2
+    assert grid._storage.final_row == 0  # the row the bucket sort ends in
     offsets = grid._storage.cell_offsets
     cells = np.sort(cell_linear_index(points, 0.05, dims))
     assert np.array_equal(offsets, np.searchsorted(cells, np.arange(offsets.size)))

@@ -198,15 +198,14 @@ class CpuGridStorage:
     Until the first build it is all zeros, which queries read as an empty grid.
 
     The build is ``sim_hash_grid_build_host`` (cuda_src/hashgrid_host_build.cpp):
-    cells from ``cuda_src/hashgrid.h``, a stable parallel radix sort by cell and
-    the cell offsets, on a team of up to ``numba.get_num_threads()`` threads
-    meeting at blocking barriers, so it follows ``numba.set_num_threads`` and
-    does not spin on cores shared with other processes; no Python loop over
-    points. It is called through ctypes, which releases the GIL: grids built
+    cells from ``cuda_src/hashgrid.h``, a stable scatter into buckets of
+    consecutive cells, then a counting sort of each bucket that writes the cell
+    offsets on the way, on up to ``numba.get_num_threads()`` std::threads joined
+    after each step, so it follows ``numba.set_num_threads`` and does not spin on
+    cores shared with other processes; no Python loop over points. It is called through ctypes, which releases the GIL: grids built
     from several Python threads build at the same time.
 
-    Measured (benchmarks/bench_hash_grid.py, 1M points, 2 cores): about 2.3x
-    faster than Warp's serial build, 1.3x on one thread. Right after a Numba
+    Measured: see docs/benchmarks.md (benchmarks/bench_hash_grid.py). Right after a Numba
     ``parallel=True`` region, GNU OpenMP's idle workers spin for some
     milliseconds (unless ``OMP_WAIT_POLICY=PASSIVE``) and take a core from this
     build, which then runs at about its one-thread speed.
@@ -220,7 +219,8 @@ class CpuGridStorage:
         self.capacity = 0
         self.num_points = 0
         self.cell_width = 0.0
-        # (2, capacity) int32 each: a radix pass reads one row and writes the other
+        # (2, capacity) int32 each: row 1 holds the points bucketed, row 0 the cells
+        # first, then both the sorted result
         self.keys = self.values = None
         self.cell_offsets = None  # num_cells + 1 int32, allocated by the first reserve
         self.final_row = 0  # the row of `values` holding the sorted point indices
