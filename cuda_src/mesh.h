@@ -61,7 +61,12 @@ struct Mesh {
     // 3 num_tris): cleared by face 0's mesh_triangle_bounds, summed by
     // mesh_add_vertex_normals (in face order on the host, as Warp sums it).
     mutable float edge_length_sum;
-    int32 reserved;
+    // Host meshes: which of edge_faces (bit 1) and vertex_normals with
+    // edge_length_sum (bit 2) are up to date. They serve the signed point
+    // queries only, so a host build leaves them to the first such query
+    // (sim_mesh_prepare_signs) and a refit marks the normals stale; CUDA meshes
+    // compute them in their build and never read this.
+    int32 sign_data;
     // One per BVH node slot (Mesh(support_winding_number=True)), else null:
     // the nodes' dipole expansions, recomputed after every build and refit.
     SolidAngleProps* solid_angle_props;

@@ -9,6 +9,15 @@
 
 #include "mesh.h"
 
+#ifndef SIM_DEVICE_COMPILE
+// mesh_host_build.cpp: the edge faces and vertex normals of a host mesh, made
+// up to date before the queries that read them (see sim::Mesh::sign_data).
+SIM_EXPORT void sim_mesh_prepare_signs(const void* mesh);
+#define SIM_MESH_PREPARE_SIGNS(mesh) sim_mesh_prepare_signs(mesh)
+#else
+#define SIM_MESH_PREPARE_SIGNS(mesh) ((void)0)  // CUDA meshes make them in their build
+#endif
+
 // sizeof(Mesh), sizeof(MeshHit), offsetof(Mesh, bvh), offsetof(Mesh,
 // edge_length_sum), offsetof(Mesh, solid_angle_props), sizeof(SolidAngleProps),
 // offsetof(Mesh, velocities).
@@ -50,6 +59,7 @@ SIM_EXPORT void sim_mesh_set_points(void* mesh_ptr, const float* points) {
 // v) when it is.
 SIM_EXPORT SIM_HOT int sim_mesh_query_point(const void* mesh, const float* point, float max_dist,
                                     void* hit) {
+    if (mesh != nullptr) SIM_MESH_PREPARE_SIGNS(mesh);
     return sim::mesh_query_point(static_cast<const sim::Mesh*>(mesh), sim::load_vec3f(point),
                                  max_dist, *static_cast<sim::MeshHit*>(hit));
 }
@@ -73,6 +83,7 @@ SIM_EXPORT SIM_HOT int sim_mesh_query_furthest_point_no_sign(const void* mesh, c
 SIM_EXPORT SIM_HOT int sim_mesh_query_point_sign_normal(const void* mesh, const float* point,
                                                         float max_dist, float epsilon,
                                                         void* hit) {
+    if (mesh != nullptr) SIM_MESH_PREPARE_SIGNS(mesh);
     return sim::mesh_query_point_sign_normal(static_cast<const sim::Mesh*>(mesh),
                                              sim::load_vec3f(point), max_dist, epsilon,
                                              *static_cast<sim::MeshHit*>(hit));

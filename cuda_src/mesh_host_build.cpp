@@ -3,6 +3,8 @@
 // adjacency, which CUDA meshes take from here too (it depends on the indices
 // only). numba_sim/spatial calls these entry points through ctypes.
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <vector>
 
 #include "host_threads.h"
@@ -41,8 +43,12 @@ void leaf_triangles(const sim::Mesh& mesh, int max_threads) {
                          });
 }
 
+const int32 kEdgeFacesReady = 1;
+const int32 kNormalsReady = 2;
+
 void vertex_normals(const sim::Mesh& mesh) {
     std::fill(mesh.vertex_normals, mesh.vertex_normals + 3 * (int64)mesh.num_points, 0.0f);
+    mesh.edge_length_sum = 0.0f;
     for (int32 f = 0; f < mesh.num_tris; ++f) sim::mesh_add_vertex_normals(mesh, f);
 }
 
@@ -112,20 +118,38 @@ SIM_EXPORT void sim_mesh_edge_faces(const int* indices, int num_tris, int num_po
 }
 
 // Builds the mesh whose descriptor was filled by sim_mesh_set (its points,
-// indices and buffers): the triangles' boxes, the edge adjacency (into
-// edge_faces, the descriptor's), the vertex normals, the BVH over the boxes
+// indices and buffers): the triangles' boxes, the BVH over the boxes
 // into the BVH buffers (as sim_bvh_build_host), the leaf-ordered points and
 // (with support_winding_number) the solid-angle expansions, on up to
 // max_threads threads. `groups` (one per triangle, or null) makes a grouped
 // BVH (as sim_bvh_build_host).
-SIM_EXPORT void sim_mesh_build_host(void* mesh_ptr, int* edge_faces, int constructor,
+// Makes a host mesh's edge_faces, vertex_normals and edge_length_sum up to
+// date (see sim::Mesh::sign_data): the signed point queries call it first, so
+// the first of them after a build or refit computes what is missing, once,
+// under a lock (queries run on many threads), and the others see it ready.
+SIM_EXPORT void sim_mesh_prepare_signs(const void* mesh_ptr) {
+    sim::Mesh& mesh = *const_cast<sim::Mesh*>(static_cast<const sim::Mesh*>(mesh_ptr));
+    std::atomic<int32>& state = *reinterpret_cast<std::atomic<int32>*>(&mesh.sign_data);
+    const int32 ready = kEdgeFacesReady | kNormalsReady;
+    if (state.load(std::memory_order_acquire) == ready) return;
+    static std::mutex lock;
+    std::lock_guard<std::mutex> guard(lock);
+    const int32 now = state.load(std::memory_order_relaxed);
+    if (!(now & kEdgeFacesReady)) {
+        sim_mesh_edge_faces(mesh.indices, mesh.num_tris, mesh.num_points,
+                            const_cast<int*>(mesh.edge_faces));
+    }
+    if (!(now & kNormalsReady)) vertex_normals(mesh);
+    state.store(ready, std::memory_order_release);
+}
+
+SIM_EXPORT void sim_mesh_build_host(void* mesh_ptr, int constructor,
                                     int leaf_size, void* nodes, int* primitive_indices,
                                     int* refit_order, int* level_offsets, int max_threads,
                                     const int* groups, int* group_ids, int* group_roots) {
     sim::Mesh& mesh = *static_cast<sim::Mesh*>(mesh_ptr);
+    mesh.sign_data = 0;  // edge faces and normals: at the first signed query
     triangle_bounds(mesh, max_threads);
-    sim_mesh_edge_faces(mesh.indices, mesh.num_tris, mesh.num_points, edge_faces);
-    vertex_normals(mesh);
     sim_bvh_build_host(&mesh.bvh, mesh.tri_lowers, mesh.tri_uppers, mesh.num_tris, constructor,
                        leaf_size, nodes, primitive_indices, refit_order, level_offsets,
                        max_threads, groups, group_ids, group_roots);
@@ -133,12 +157,12 @@ SIM_EXPORT void sim_mesh_build_host(void* mesh_ptr, int* edge_faces, int constru
     solid_angle_props(mesh);
 }
 
-// After the points moved: the triangles' boxes, the vertex normals, the BVH,
+// After the points moved: the triangles' boxes (the vertex normals go stale), the BVH,
 // the leaf-ordered copy of the points and the solid-angle expansions.
 SIM_EXPORT void sim_mesh_refit_host(void* mesh_ptr, int max_threads) {
     sim::Mesh& mesh = *static_cast<sim::Mesh*>(mesh_ptr);
+    mesh.sign_data &= kEdgeFacesReady;  // the normals: at the next signed query
     triangle_bounds(mesh, max_threads);
-    vertex_normals(mesh);
     sim_bvh_refit_host(&mesh.bvh);
     leaf_triangles(mesh, max_threads);
     solid_angle_props(mesh);

@@ -114,6 +114,7 @@ SIMULATED_MESH = textwrap.dedent("""
                                           support_winding_number=True)
     gpu.build(2, 4)
     storage = cpu._storage
+    storage.prepare_signs()  # a host mesh makes them at its first signed query
     assert np.array_equal(np.asarray(gpu.edge_faces), storage.edge_faces)
     assert np.array_equal(np.asarray(gpu.tri_lowers), storage.tri_lowers)
     assert np.allclose(np.asarray(gpu.vertex_normals), storage.vertex_normals, atol=1e-5)

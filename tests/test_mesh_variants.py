@@ -238,10 +238,36 @@ def test_edge_length_sum_is_warps_average_times_three_m():
         return total
 
     slot = MESH_EDGE_LENGTH_SUM_OFFSET // 4  # the float32 slot of sim::Mesh::edge_length_sum
+    mesh._storage.prepare_signs()  # (the first signed query would)
     assert mesh._storage.descriptor.view(np.float32)[slot] == pytest.approx(expected(points), rel=1e-6)
     points *= np.float32(2.0)
     mesh.refit()
+    mesh._storage.prepare_signs()
     assert mesh._storage.descriptor.view(np.float32)[slot] == pytest.approx(expected(points), rel=1e-6)
+
+
+def test_signed_queries_make_the_normals_at_first_use_and_after_refits():
+    """A host build leaves edge faces and vertex normals to the first signed query,
+    which makes them once; a refit makes the normals stale, the next query remakes them."""
+    points, faces = torus()
+    mesh = Mesh(points, faces)
+    storage = mesh._storage
+    assert not storage.vertex_normals.any() and not storage.edge_faces.any()
+    query = np.array([0.1, 0.2, 0.3], np.float32)
+    first = sim.mesh_query_point(mesh, sim.vec3(*query), 10.0)
+    normals = storage.vertex_normals.copy()
+    assert np.abs(normals).sum() > 0 and (storage.edge_faces >= 0).all()  # a closed torus
+    storage.prepare_signs()  # already up to date: nothing changes
+    assert np.array_equal(storage.vertex_normals, normals)
+
+    def turned(v):  # a quarter turn about z
+        return np.stack([-v[..., 1], v[..., 0], v[..., 2]], axis=-1).astype(np.float32)
+
+    points[:] = turned(points)
+    mesh.refit()
+    again = sim.mesh_query_point(mesh, sim.vec3(*turned(query)), 10.0)
+    assert np.allclose(storage.vertex_normals, turned(normals), atol=1e-5)
+    assert (first.result, first.sign, first.face) == (again.result, again.sign, again.face)
 
 
 def test_python_mode_equals_compiled_and_takes_the_id():

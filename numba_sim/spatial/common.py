@@ -117,8 +117,9 @@ host_functions = HostFunctions({
     "sim_mesh_eval_position": ([POINTER, INT, FLOAT, FLOAT, POINTER], None),
     "sim_mesh_eval_velocity": ([POINTER, INT, FLOAT, FLOAT, POINTER], None),
     "sim_mesh_edge_faces": ([POINTER, INT, INT, POINTER], None),
-    "sim_mesh_build_host": ([POINTER, POINTER, INT, INT] + [POINTER] * 4 + [INT] + [POINTER] * 3,
+    "sim_mesh_build_host": ([POINTER, INT, INT] + [POINTER] * 4 + [INT] + [POINTER] * 3,
                             None),
+    "sim_mesh_prepare_signs": ([POINTER], None),
     "sim_mesh_refit_host": ([POINTER, INT], None),
 })
 

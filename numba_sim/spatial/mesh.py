@@ -231,10 +231,16 @@ class CpuMeshStorage:
 
     def build(self, constructor, leaf_size):
         host_functions["sim_mesh_build_host"](
-            self.id, address(self.edge_faces), constructor, leaf_size, address(self.nodes),
+            self.id, constructor, leaf_size, address(self.nodes),
             address(self.primitive_indices), address(self.refit_order),
             address(self.level_offsets), numba.get_num_threads(),
             *group_arguments(self.groups, self.group_ids, self.group_roots))
+
+    def prepare_signs(self):
+        """Bring edge_faces, vertex_normals and the descriptor's edge_length_sum up to
+        date (the signed point queries do it themselves, at their first call after a
+        build or refit)."""
+        host_functions["sim_mesh_prepare_signs"](self.id)
 
     def check_inputs(self, where):
         check_finite_rows(where, "points", self.points)
