@@ -198,6 +198,64 @@ def test_featherstone_d6_drive_reaches_its_target():
     assert abs(state.joint_q[1]) < 1e-6 and abs(state.joint_qd[0]) < 1e-2
 
 
+def test_featherstone_distance_joint_falls_slack_then_hangs_at_its_stretch():
+    """The semi-implicit rope's box under SolverFeatherstone (the distance joint as slides
+    and a ball, its length kept by limit_ke/kd): free fall by the symplectic-Euler formula
+    while slack, then rest at ``1 + m g / limit_ke``; eval_ik reads the coordinates back."""
+    b = physics.ModelBuilder(gravity=-G)
+    body = b.add_body(xform=((0.0, 0.0, 1.5), None))
+    b.add_shape_box(body, hx=0.05, hy=0.05, hz=0.05)
+    b.add_joint_distance(-1, body, parent_xform=((0.0, 0.0, 2.0), None), max_distance=1.0)
+    model = b.finalize()
+    model.joint_limit_ke[:] = 1.0e4
+    model.joint_limit_kd[:] = 100.0
+    q = np.array(model.joint_q)
+    assert q[:3].tolist() == [0.0, 0.0, -0.5] and model.joint_dof_count == 6
+    dt = 1.0 / 1200.0
+    state = featherstone_run(model, q, np.zeros(6), 240, dt)      # 0.2 s: 0.196 m of fall
+    n = 240
+    assert state.body_q[0, 2] == pytest.approx(1.5 - G * dt * dt * n * (n + 1) / 2, abs=1e-5)
+    solver = physics.SolverFeatherstone(model, angular_damping=0.0)
+    run(model, solver, 2400, dt, state)
+    m = float(model.body_mass[0])
+    assert 2.0 - state.body_q[0, 2] == pytest.approx(1.0 + m * G / 1.0e4, abs=1e-5)
+    assert np.abs(state.body_qd[0]).max() < 1e-3
+    np.testing.assert_allclose(state.body_q[0, 3:], [0.0, 0.0, 0.0, 1.0], atol=1e-6)
+    q, qd = np.zeros(7, np.float32), np.zeros(6, np.float32)
+    physics.eval_ik(model, state, q, qd)
+    np.testing.assert_allclose(q, state.joint_q, atol=2e-6)
+    np.testing.assert_allclose(qd, state.joint_qd, atol=1e-5)
+
+
+def test_featherstone_distance_joint_swings_as_a_rope_under_a_body():
+    """A box on a 0.6 m distance joint from the end of a hinged rod, released slack and
+    sideways: it falls, the rope goes taut and never stretches past 0.6 m by more than
+    the limit spring gives, and the rod is pulled round by it."""
+    b = physics.ModelBuilder(gravity=-G)
+    rod = b.add_body(xform=((0.25, 0.0, 2.0), None))
+    b.add_shape_box(rod, hx=0.25, hy=0.03, hz=0.03)
+    b.add_joint_revolute(-1, rod, parent_xform=((0.0, 0.0, 2.0), None),
+                         child_xform=((-0.25, 0.0, 0.0), None), axis=(0.0, 1.0, 0.0))
+    box = b.add_body(xform=((0.5, 0.3, 1.8), None))
+    b.add_shape_box(box, hx=0.05, hy=0.05, hz=0.05)
+    b.add_joint_distance(rod, box, parent_xform=((0.25, 0.0, 0.0), None), max_distance=0.6)
+    model = b.finalize()
+    model.joint_limit_ke[:] = 1.0e5
+    model.joint_limit_kd[:] = 10.0
+    state = featherstone_run(model, model.joint_q, np.zeros(model.joint_dof_count), 0)
+    solver = physics.SolverFeatherstone(model, angular_damping=0.0)
+    lengths = []
+    for _ in range(1200):
+        solver.step(state, state, None, None, 1.0 / 1200.0)
+        end = state.body_q[0, :3] + quat_rotate(state.body_q[0, 3:].astype(np.float64),
+                                                np.array([0.25, 0.0, 0.0]))
+        lengths.append(float(np.linalg.norm(state.body_q[1, :3] - end)))
+    assert np.isfinite(state.body_q).all()
+    # (the jerk when it goes taut at ~3 m/s stretches the spring by ~v sqrt(m / ke): 1e-2)
+    assert lengths[0] < 0.4 and 0.6 < max(lengths) < 0.6 + 2e-2
+    assert abs(float(state.joint_q[0])) > 0.1                  # the rod was pulled round
+
+
 def test_eval_ik_inverts_eval_fk_for_d6_joints():
     """Two D6 joints: two slides and three angular axes (the last against the right-hand
     rule), and one slide with two angular axes; random coordinates and rates back to

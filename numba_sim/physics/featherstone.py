@@ -16,7 +16,11 @@ A joint's motion subspace ``S`` (one column per dof): revolute ``(a, p x a)`` (a
 revolute columns about the parent joint frame's axes (``joint_qd`` is the child's
 angular velocity in that frame; ``joint_q`` the child joint frame's rotation in it),
 free (world parent only) ``(0, e_i)`` then ``(e_i, c x e_i)``: ``joint_qd`` is the
-centre of mass's velocity and the angular velocity (world), as ``body_qd``.
+centre of mass's velocity and the angular velocity (world), as ``body_qd``; distance
+(under any body) the child joint frame's position ``p`` and rotation in the parent's,
+``joint_qd`` the rate of ``p`` and the angular velocity (parent joint frame): slides along
+the parent frame's axes, then a ball about the moved joint point, the distance ``|p|``
+kept within the first dof's limits by ``limit_ke/kd`` (implicit, as a limit).
 
 Per articulation and step:
 
@@ -41,7 +45,7 @@ assumes one size and reads out of bounds otherwise).
 """
 
 import numba_sim as sim
-from numba_sim.physics.builder_rigid import BALL, D6, FREE, PRISMATIC, REVOLUTE
+from numba_sim.physics.builder_rigid import BALL, D6, DISTANCE, FREE, PRISMATIC, REVOLUTE
 from numba_sim.physics.rigid_kernels import (
     FLOATS, INTS, MAT33, SPATIAL, TRANSFORMS, VEC3, d6_euler_angles, integrate_rotation,
 )
@@ -127,7 +131,7 @@ def joint_motion(jtype: int, axes: VEC3, d0: int, linear: int, dofs: int, q: FLO
     elif jtype == BALL:
         X = sim.transform(sim.vec3(), sim.normalize(sim.quat(q[qs], q[qs + 1], q[qs + 2],
                                                              q[qs + 3])))
-    elif jtype == FREE:
+    elif jtype == FREE or jtype == DISTANCE:
         X = sim.transform(sim.vec3(q[qs], q[qs + 1], q[qs + 2]),
                           sim.normalize(sim.quat(q[qs + 3], q[qs + 4], q[qs + 5], q[qs + 6])))
     return X
@@ -208,7 +212,7 @@ def forward_kinematics(m: ArticulationModel, first: int, last: int, joint_q: FLO
             v = s_v_v[parent]
         # a D6's rotation centre and its angular axes turned by the rotations before them
         centre = p
-        if jtype == D6:
+        if jtype == D6 or jtype == DISTANCE:
             centre = sim.transform_point(X_wj, sim.transform_get_translation(X_j))
         turned = q_wj
         for i in range(n):
@@ -233,6 +237,14 @@ def forward_kinematics(m: ArticulationModel, first: int, last: int, joint_q: FLO
                 e[i] = 1.0
                 sw = sim.quat_rotate(q_wj, e)
                 sv = sim.cross(p, sw)
+            elif jtype == DISTANCE:   # slides, then a ball about the moved joint point
+                e = sim.vec3()
+                e[i % 3] = 1.0
+                if i < 3:
+                    sv = sim.quat_rotate(q_wj, e)
+                else:
+                    sw = sim.quat_rotate(q_wj, e)
+                    sv = sim.cross(centre, sw)
             else:  # FREE: linear then angular, about the centre of mass
                 e = sim.vec3()
                 e[i % 3] = 1.0
@@ -352,6 +364,38 @@ def featherstone_step_kernel(
 
 
 @sim.func(inline=True)
+def distance_limit(m: ArticulationModel, scratch: ArticulationScratch, k: int, row: int,
+                   dofs: int, H0: int, joint_q: FLOATS, joint_qd: FLOATS, dt: float):
+    """Distance joint *k* (its slides the dofs ``row .. row + 2`` of its articulation):
+    outside ``[limit_lower, limit_upper]`` of its first dof, ``|p|`` is pulled back by
+    ``limit_ke/kd`` along ``n = p / |p|`` (the generalized force on the slides), its
+    stiffness and damping ``(h kd + h^2 ke) n n^T`` added to the mass matrix (implicit)."""
+    s_H = scratch.H
+    s_rhs = scratch.rhs
+    q0 = m.joint_q_start[k]
+    d0 = m.joint_qd_start[k]
+    p = sim.vec3(joint_q[q0], joint_q[q0 + 1], joint_q[q0 + 2])
+    length = sim.length(p)
+    stretch = 0.0
+    if length > m.joint_limit_upper[d0]:
+        stretch = length - m.joint_limit_upper[d0]
+    elif length < m.joint_limit_lower[d0]:
+        stretch = length - m.joint_limit_lower[d0]
+    if stretch != 0.0 and length > 0.0:
+        n = p / length
+        ke = m.joint_limit_ke[d0]
+        kd = m.joint_limit_kd[d0]
+        rate = sim.dot(n, sim.vec3(joint_qd[d0], joint_qd[d0 + 1], joint_qd[d0 + 2]))
+        force = -(ke * stretch + kd * rate)
+        implicit = dt * kd + dt * dt * ke
+        for i in range(3):
+            s_rhs[d0 + i] = s_rhs[d0 + i] + force * n[i]
+            for j in range(3):
+                e = H0 + (row + i) * dofs + row + j
+                s_H[e] = s_H[e] + implicit * n[i] * n[j]
+
+
+@sim.func(inline=True)
 def articulation_step(
         m: ArticulationModel, scratch: ArticulationScratch, a: int, kinematics_done: bool,
         body_f: SPATIAL,
@@ -430,7 +474,9 @@ def articulation_step(
             else:        # S moves with the parent: dS/dt = v_parent x S
                 aw = aw + sim.cross(pw, sw) * qd
                 av = av + (sim.cross(pw, sv) + sim.cross(pv, sw)) * qd
-                if jtype == D6:   # and a D6's axis with the dofs before it: its frame's
+                if jtype == D6 or (jtype == DISTANCE and i < 3):
+                    # and a D6's axis with the dofs before it (its frame's), a distance
+                    # joint's ball centre with its slides
                     pw = pw + sw * qd
                     pv = pv + sv * qd
         s_a_w[child] = aw
@@ -496,6 +542,8 @@ def articulation_step(
                     damp = damp + m_joint_limit_kd[di]
                 s_H[diag] = s_H[diag] + dt * damp + dt * dt * stiff
             s_rhs[di] = s_rhs[di] + tau
+        if jtype == DISTANCE:
+            distance_limit(m, scratch, k, d0 - dof0, dofs, H0, joint_q, joint_qd, dt)
     # 4. Cholesky: H = L L^T in place (lower triangle), then L L^T qdd = rhs
     for j in range(dofs):
         s = s_H[H0 + j * dofs + j]
@@ -527,18 +575,26 @@ def articulation_step(
         n = m_joint_qd_start[k + 1] - d0
         for i in range(n):
             qd = joint_qd[d0 + i] + s_qdd[d0 + i] * dt
-            if (jtype == BALL or (jtype == FREE and i >= 3)) and angular_damping > 0.0:
+            if (jtype == BALL or ((jtype == FREE or jtype == DISTANCE) and i >= 3)) and \
+                    angular_damping > 0.0:
                 qd = qd * (1.0 - angular_damping * dt)
             joint_qd_out[d0 + i] = qd
         if jtype == REVOLUTE or jtype == PRISMATIC or jtype == D6:
             for i in range(n):
                 joint_q_out[q0 + i] = joint_q[q0 + i] + joint_qd_out[d0 + i] * dt
-        elif jtype == BALL:
+        elif jtype == BALL or jtype == DISTANCE:
+            r0 = q0
+            w0 = d0
+            if jtype == DISTANCE:      # the slides, then the rotation as a ball's
+                for i in range(3):
+                    joint_q_out[q0 + i] = joint_q[q0 + i] + joint_qd_out[d0 + i] * dt
+                r0 = q0 + 3
+                w0 = d0 + 3
             q = integrate_rotation(
-                sim.quat(joint_q[q0], joint_q[q0 + 1], joint_q[q0 + 2], joint_q[q0 + 3]),
-                sim.vec3(joint_qd_out[d0], joint_qd_out[d0 + 1], joint_qd_out[d0 + 2]), dt)
+                sim.quat(joint_q[r0], joint_q[r0 + 1], joint_q[r0 + 2], joint_q[r0 + 3]),
+                sim.vec3(joint_qd_out[w0], joint_qd_out[w0 + 1], joint_qd_out[w0 + 2]), dt)
             for i in range(4):
-                joint_q_out[q0 + i] = q[i]
+                joint_q_out[r0 + i] = q[i]
         elif jtype == FREE:
             # the child's centre of mass and rotation by their rates, back to (p, q)
             # (relative to the articulation's origin)
@@ -684,6 +740,15 @@ def eval_ik_kernel(model: ArticulationModel, body_q: TRANSFORMS, body_qd: SPATIA
     elif jtype == D6:
         d6_inverse(m_joint_axis, d0, m.joint_linear_dofs[j], m_joint_qd_start[j + 1] - d0,
                    q_wj, p, r, v_c - v_p, w_c - w_p, joint_q, q0, joint_qd)
+    elif jtype == DISTANCE:
+        v = sim.quat_rotate_inv(q_wj, v_c - v_p)     # the rate of p (parent joint frame)
+        w = sim.quat_rotate_inv(q_wj, w_c - w_p)
+        for i in range(3):
+            joint_q[q0 + i] = p[i]
+            joint_qd[d0 + i] = v[i]
+            joint_qd[d0 + 3 + i] = w[i]
+        for i in range(4):
+            joint_q[q0 + 3 + i] = r[i]
     elif jtype == FREE:
         for i in range(3):
             joint_q[q0 + i] = p[i]

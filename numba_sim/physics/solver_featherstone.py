@@ -17,7 +17,7 @@ import numpy as np
 
 import numba_sim as sim
 from numba_sim.physics import featherstone, rigid_kernels
-from numba_sim.physics.builder_rigid import DISTANCE, FREE
+from numba_sim.physics.builder_rigid import FREE
 from numba_sim.physics.kernels import make_struct
 from numba_sim.physics.model import Model
 from numba_sim.physics.rigid_contacts import rigid_contact_arrays
@@ -41,12 +41,6 @@ def articulations(model, call):
                          "needs a joint for every body (add_joint_free for a floating one)")
     parent_joint = np.where(parent >= 0, joint_of_body[np.maximum(parent, 0)], -1)
     starts = []
-    unsupported = np.flatnonzero(jtype == DISTANCE)
-    if len(unsupported):
-        raise NotImplementedError(f"{call}: joints {unsupported[:8].tolist()} are DISTANCE "
-                                  "joints (a constraint on the distance, not reduced "
-                                  "coordinates), which SolverFeatherstone does not take "
-                                  "(SolverXPBD and SolverSemiImplicit do)")
     for k in range(model.joint_count):
         if parent[k] < 0:
             starts.append(k)
