@@ -257,7 +257,8 @@ class RigidBuilder:
         """Six dofs (as a free joint) with the distance between the two joint points kept
         within ``[min_distance, max_distance]`` (a negative bound: none), stored as the
         first dof's limits (warp.sim's spelling); SolverXPBD and SolverSemiImplicit
-        solve it (SolverFeatherstone does not: it is no reduced coordinate)."""
+        solve it, SolverFeatherstone as slides and a ball with the length kept by the
+        first dof's ``limit_ke/kd``."""
         call = "add_joint_distance"
         lower = float(min_distance)
         upper = float(max_distance)
