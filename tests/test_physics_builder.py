@@ -260,7 +260,6 @@ def test_entities_out_of_world_order_are_rejected():
     (lambda b: b.add_shape_sphere(0, radius=1.0), r"add_shape_sphere: body=0 is out of range"),
     (lambda b: b.add_shape_box(-1, hx=-1.0), r"add_shape_box: hx must be > 0, got -1"),
     (lambda b: b.add_shape_capsule(-1, axis="w"), r"add_shape_capsule: up_axis must be"),
-    (lambda b: b.finalize(requires_grad=True), r"finalize: requires_grad=True"),
     (lambda b: b.finalize(device="gpu"), r"finalize: device must be"),
     (lambda b: b.replicate(rope(), 0), r"replicate: num_worlds must be an int >= 1, got 0"),
     (lambda b: physics.ShapeConfig(mu=-0.5), r"ShapeConfig: mu must be >= 0, got -0.5"),

@@ -680,16 +680,13 @@ class ModelBuilder(RigidBuilder, ImportBuilder):
     def finalize(self, device="cpu", requires_grad=False):
         """The :class:`Model` of everything added, its arrays on *device*."""
         call = "finalize"
-        if requires_grad:
-            raise ValueError(f"{call}: requires_grad=True needs autodiff of the solvers, which "
-                             "numba_sim.physics does not provide yet; pass requires_grad=False")
         for name in ("particle_world", "shape_world"):
             values = [w for w in getattr(self, name) if w >= 0]
             if any(b < a for a, b in zip(values, values[1:])):
                 raise ValueError(f"{call}: {name} is not world-major (entities of a world were "
                                  "added after those of a later world)")
         self._check_rigid(call)
-        return Model(self, device)
+        return Model(self, device, requires_grad=bool(requires_grad))
 
 
 def _toggle_tet_faces(faces, i, j, k, l):

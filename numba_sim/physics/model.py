@@ -7,6 +7,7 @@ import numpy as np
 import numba_sim as sim
 from numba_sim.arrays import cupy_module, parse_device
 from numba_sim.physics import collide as collide_kernels
+from numba_sim.physics import differentiable
 from numba_sim.physics import rigid_contacts
 from numba_sim.physics.builder_rigid import rigid_model_arrays
 from numba_sim.physics.mesh import mesh_model_arrays
@@ -16,6 +17,10 @@ def _array_module(target):
     return np if target == "cpu" else cupy_module()
 
 
+def _is_float_array(value, xp):
+    return isinstance(value, xp.ndarray) and value.dtype.kind == "f"
+
+
 class State:
     """The time-varying part of a model: positions, velocities and forces.
 
@@ -23,7 +28,7 @@ class State:
     change them (``clear_forces()`` zeroes them).
     """
 
-    def __init__(self, model):
+    def __init__(self, model, requires_grad=False):
         xp = model._xp
         self.particle_count = model.particle_count
         self.body_count = model.body_count
@@ -35,6 +40,10 @@ class State:
         self.body_f = xp.zeros((model.body_count, 6), dtype=np.float32)
         self.joint_q = xp.array(model.joint_q, copy=True)
         self.joint_qd = xp.array(model.joint_qd, copy=True)
+        self.requires_grad = bool(requires_grad)
+        if requires_grad:
+            for name in self._ARRAYS:
+                sim.requires_grad(getattr(self, name))
 
     _ARRAYS = ("particle_q", "particle_qd", "particle_f", "body_q", "body_qd", "body_f",
                "joint_q", "joint_qd")
@@ -58,13 +67,18 @@ class State:
 class Control:
     """Actuation: joint targets and forces, triangle and tetrahedron activations."""
 
-    def __init__(self, model):
+    def __init__(self, model, requires_grad=False):
         xp = model._xp
         self.joint_target_q = xp.array(model.joint_target_q, copy=True)
         self.joint_target_qd = xp.zeros(model.joint_dof_count, dtype=np.float32)
         self.joint_f = xp.zeros(model.joint_dof_count, dtype=np.float32)
         self.tri_activations = xp.array(model.tri_activations, copy=True)
         self.tet_activations = xp.array(model.tet_activations, copy=True)
+        self.requires_grad = bool(requires_grad)
+        if requires_grad:
+            for value in vars(self).values():
+                if _is_float_array(value, xp):
+                    sim.requires_grad(value)
 
 
 class Contacts:
@@ -103,7 +117,7 @@ class Model:
         object.__setattr__(self, name, value)
         object.__setattr__(self, "_version", self._version + 1)
 
-    def __init__(self, builder, device="cpu"):
+    def __init__(self, builder, device="cpu", requires_grad=False):
         try:
             target, _ = parse_device(device)
         except (TypeError, ValueError) as error:
@@ -200,13 +214,23 @@ class Model:
         mesh_model_arrays(self, builder, put)
         # rigid bodies and joints (builder_rigid.py)
         rigid_model_arrays(self, builder, put)
+        # warp.sim's finalize(requires_grad=True): a gradient beside every float array
+        # (sim.grad(model.spring_stiffness)); gravity is a host vector, read as a sim.vec3
+        self.requires_grad = bool(requires_grad)
+        if requires_grad:
+            for name, value in vars(self).items():
+                if name != "gravity" and _is_float_array(value, xp):
+                    sim.requires_grad(value)
 
     # ------------------------------------------------------------------------
-    def state(self):
-        return State(self)
+    def state(self, requires_grad=None):
+        """A State with the model's initial values; its float arrays get gradients when
+        *requires_grad* is true (None: as ``finalize(requires_grad=...)``)."""
+        return State(self, self.requires_grad if requires_grad is None else requires_grad)
 
-    def control(self):
-        return Control(self)
+    def control(self, requires_grad=None):
+        """A Control with the model's targets and activations; gradients as ``state``."""
+        return Control(self, self.requires_grad if requires_grad is None else requires_grad)
 
     def contacts(self, soft_contact_max=None, rigid_contact_max=None):
         """Preallocated contacts (room for every particle against every particle shape,
@@ -234,6 +258,17 @@ class Model:
         if state.particle_q.shape != (self.particle_count, 3):
             raise ValueError(f"collide: state has {state.particle_q.shape[0]} particles, the "
                              f"model {self.particle_count} (a State of another model?)")
+        if differentiable.taping():
+            # recorded steps read the contacts as constants (closest point, normal; the
+            # solver recomputes the depth from the positions it is given, so gradients flow
+            # through it): their slots come from an atomic counter, which an adjoint cannot
+            # replay.  Under a tape each collide writes a fresh Contacts.
+            differentiable.claim("collide", "contacts", contacts, (state,))
+            with differentiable.paused():
+                return self._collide(state, contacts)
+        return self._collide(state, contacts)
+
+    def _collide(self, state, contacts):
         contacts.soft_contact_count[...] = 0
         if self.particle_count and self._particle_shape_count and contacts.soft_contact_max:
             sim.launch(collide_kernels.particle_shape_contacts_kernel, dim=self.particle_count,

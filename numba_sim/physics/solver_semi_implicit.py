@@ -21,6 +21,7 @@ import numpy as np
 
 import numba_sim as sim
 from numba_sim.physics import batched
+from numba_sim.physics import differentiable
 from numba_sim.physics import kernels
 from numba_sim.physics import rigid_step
 from numba_sim.physics.model import Contacts, Control, Model, State
@@ -79,6 +80,10 @@ class SolverSemiImplicit(SubstepLaunches):
     any CPU model when numba runs one thread), True or False forces it (True on the CPU
     only).
     """
+
+    DIFFERENTIABLE = True
+    """steps run under a ``sim.Tape``: each substep then takes the per-kernel path with
+    fresh force arrays (``step``; docs/autodiff.md, "Differentiable physics")"""
 
     def __init__(self, model, angular_damping=0.05, friction_smoothing=1.0, fuse=None):
         call = "SolverSemiImplicit"
@@ -178,6 +183,22 @@ class SolverSemiImplicit(SubstepLaunches):
             self._scratch_key = self.model._version
         return self._scratch
 
+    def _check_tape(self, call, state_in, state_out, control, contacts):
+        """Under a recording tape: a fresh *state_out* (differentiable.claim), and what is
+        not differentiated yet refused by name."""
+        m = self.model
+        if m.body_count:
+            raise ValueError(
+                f"{call}: the model has {m.body_count} rigid bodies; stepping bodies and joints "
+                "under a sim.Tape is not supported yet (particles, springs, triangles, "
+                "bending edges, tetrahedra and particle-shape contacts are)")
+        if self._particle_contacts():
+            raise ValueError(
+                f"{call}: particle-particle contacts rebuild one HashGrid every substep, which "
+                "the tape's backward would query with the last substep's particles; set "
+                "model.particle_collision = False to step under a sim.Tape")
+        differentiable.claim(call, "state_out", state_out, (state_in, control, contacts))
+
     @staticmethod
     def _contact_struct(contacts):
         """The struct of *contacts*' arrays, made once per Contacts."""
@@ -195,6 +216,9 @@ class SolverSemiImplicit(SubstepLaunches):
         m = self.model
         dt = check_step_arguments("SolverSemiImplicit.step", m, state_in, state_out, control,
                                   contacts, dt)
+        taping = differentiable.taping()
+        if taping:
+            self._check_tape("SolverSemiImplicit.step", state_in, state_out, control, contacts)
         if m.body_count:
             rigid_step.step_semi_implicit(self, state_in, state_out, control, contacts, dt)
         if m.particle_count == 0:
@@ -214,16 +238,28 @@ class SolverSemiImplicit(SubstepLaunches):
                         m.soft_contact_kf, m.soft_contact_mu, contacts.soft_contact_count,
                         contacts.soft_contact_particle, contacts.soft_contact_shape,
                         contacts.soft_contact_body_pos, contacts.soft_contact_normal]
-        if self.fused:
+        if self.fused and not taping:
             self._launch(kernels.fused_substep_kernel, 1, [
                 q, qd, state_in.particle_f, self._f, self._fused_struct(), tri_act, tet_act,
                 grid_count, grid_id, self._contact_struct(contacts), self._batch_scratch(), dt,
                 state_out.particle_q, state_out.particle_qd])
             return state_out
         f = self._f
+        f_ext = state_in.particle_f
         launch = self._launch
         e = self._element_slots()
         slots = e.slots
+        if taping:
+            # fresh scratch every substep, never an array an earlier substep's adjoint
+            # replays: element forces into new slots; contact forces accumulate into a copy
+            # of particle_f (integrate_kernel reads its ``f`` and zeroes it: given fresh
+            # zeros, what its adjoint replays is what it read)
+            xp = m._xp
+            slots = xp.zeros_like(e.slots)
+            f = xp.zeros_like(self._f)
+            if grid is not None or contacts.soft_contact_max:
+                f_ext = xp.empty_like(self._f)
+                launch(differentiable.copy_kernel, m.particle_count, [state_in.particle_f, f_ext])
         if m.spring_count:
             launch(kernels.spring_kernel, m.spring_count,
                    [q, qd, m.spring_indices, m.spring_rest_length, m.spring_stiffness,
@@ -244,12 +280,13 @@ class SolverSemiImplicit(SubstepLaunches):
             launch(kernels.particle_contact_kernel, m.particle_count,
                    [grid_id, q, qd, m.particle_radius, m.particle_flags, m.particle_world,
                     m.particle_ke, m.particle_kd, m.particle_kf, m.particle_mu,
-                    m.particle_cohesion, m.particle_max_radius, f])
+                    m.particle_cohesion, m.particle_max_radius, f_ext if taping else f])
         if contacts.soft_contact_max:
             launch(kernels.soft_contact_kernel, contacts.soft_contact_max,
-                   [q, qd, m.particle_radius, m.particle_flags, *contact_args, f])
+                   [q, qd, m.particle_radius, m.particle_flags, *contact_args,
+                    f_ext if taping else f])
         launch(kernels.integrate_kernel, m.particle_count,
-               [q, qd, state_in.particle_f, f, slots, e.start, m.particle_inv_mass,
+               [q, qd, f_ext, f, slots, e.start, m.particle_inv_mass,
                 m.particle_flags,
                 self._gravity(), dt, m.particle_max_velocity, state_out.particle_q,
                 state_out.particle_qd])

@@ -22,6 +22,7 @@ import numpy as np
 
 import numba_sim as sim
 from numba_sim import launch_capture
+from numba_sim.physics import differentiable
 
 _SCALARS = (bool, int, float, np.integer, np.floating)
 
@@ -47,6 +48,9 @@ class SubstepLaunches:
     """whether ``step_frame`` may capture a frame as one CPU graph (a graph inlines every
     substep's kernels into one function: a large kernel times many substeps takes LLVM
     minutes to optimize)"""
+    DIFFERENTIABLE = False
+    """whether ``step`` may run under a ``sim.Tape`` (differentiable.py); the others raise
+    a RuntimeError saying why at their first launch under one"""
     RECORDED_LIMIT = 128
     """recorded launches kept per solver (the cache is emptied when it is full)"""
     GRAPH_LIMIT = 8
@@ -70,6 +74,12 @@ class SubstepLaunches:
 
     def _launch(self, kernel, dim, inputs):
         """``sim.launch(kernel, dim=dim, inputs=inputs)``, replayed when seen before."""
+        if differentiable.taping():
+            if not self.DIFFERENTIABLE:
+                raise differentiable.refuse(self)
+            # the tape records every launch with its arguments; no replayed command
+            sim.launch(kernel, dim=dim, inputs=inputs)
+            return
         if not (self.replay_launches and self._cpu) or capturing():
             sim.launch(kernel, dim=dim, inputs=inputs)
             return
@@ -112,9 +122,15 @@ class SubstepLaunches:
                 or substeps < 1:
             raise ValueError(f"{name}: substeps must be an int >= 1, got {substeps!r}")
         substeps = int(substeps)
+        if substeps > 1 and differentiable.taping():
+            raise ValueError(
+                f"{name}: a frame of {substeps} substeps alternates state_0 and state_1, which "
+                "overwrites states the recording sim.Tape replays in backward; under a tape "
+                "step each substep into a fresh state (states = [model.state() for _ in "
+                "range(n + 1)]; solver.step(states[i], states[i + 1], ...))")
         states = (state_0, state_1)
         graphable = self.FRAME_GRAPHS and self._cpu and self.replay_launches \
-            and not capturing() \
+            and not capturing() and not differentiable.taping() \
             and (self.model.particle_count > 0 or self.model.body_count > 0) \
             and not self._particle_contacts()
         if not graphable:
