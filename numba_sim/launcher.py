@@ -364,7 +364,8 @@ def _warn_dim_like_shape(kernel, dims, args):
 
 
 def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, record_cmd=False,
-           block_dim=None, max_blocks=None, adjoint=False, adj_inputs=None, adj_outputs=None):
+           block_dim=None, max_blocks=None, adjoint=False, adj_inputs=None, adj_outputs=None,
+           record_tape=True):
     """Run *kernel* on ``dim`` threads (an int or a tuple of up to 4 ints).
 
     ``inputs`` and ``outputs`` are the kernel's arguments, in order.  The
@@ -377,9 +378,11 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, record_
     are accepted and leave the block size to numba_sim (docs/porting-from-warp.md).  Inside a CPU ``sim.capture`` a CPU launch is recorded
     into the graph instead of run (launch_capture.py).  ``adjoint=True`` launches the
     kernel's adjoint with the gradients *adj_inputs* and *adj_outputs*, and a launch while a
-    ``sim.Tape`` records is recorded on it (numba_sim/autodiff/tape.py).
+    ``sim.Tape`` records is recorded on it (numba_sim/autodiff/tape.py) unless
+    ``record_tape=False`` (Warp's: it then runs, unrecorded).
     """
-    if adjoint or autodiff_hooks.tapes or adj_inputs is not None or adj_outputs is not None:
+    if adjoint or (record_tape and autodiff_hooks.tapes) or adj_inputs is not None \
+            or adj_outputs is not None:
         return autodiff_hooks.intercept(kernel, dim, inputs, outputs, device, stream, record_cmd,
                                         adjoint, adj_inputs, adj_outputs)
     return launch_forward(kernel, dim, inputs, outputs, device, stream, record_cmd)

@@ -111,6 +111,15 @@ def test_launches_outside_the_tape_are_not_recorded():
     assert len(tape.launches) == 2 and tape.launches[1].kernel is square
 
 
+def test_record_tape_false_runs_the_launch_unrecorded():
+    x, y = sim.zeros(2, dtype=f64, requires_grad=True), sim.zeros(2, dtype=f64)
+    x[...] = [1.0, 2.0]
+    tape = sim.Tape()
+    with tape:
+        sim.launch(square, 2, inputs=[x, y], record_tape=False)
+    assert tape.launches == [] and list(y) == [1.0, 4.0]
+
+
 def test_gradients_flow_through_intermediate_arrays_without_registered_gradients():
     x = sim.from_numpy(np.array([1.0, 2.0, 3.0]), dtype=f64, requires_grad=True)
     scratch = np.zeros(3)  # no gradient registered: the tape registers one
@@ -123,10 +132,22 @@ def test_gradients_flow_through_intermediate_arrays_without_registered_gradients
     np.testing.assert_allclose(sim.grad(x), 6 * x)
 
 
+def test_backward_without_seeds_sweeps_the_gradients_as_set():
+    # Warp's tape.backward(): the output gradients were written beforehand
+    x = sim.from_numpy(np.array([1.0, 2.0, 3.0]), dtype=f64, requires_grad=True)
+    y = sim.zeros(3, dtype=f64, requires_grad=True)
+    tape = sim.Tape()
+    with tape:
+        sim.launch(square, 3, inputs=[x, y])
+    sim.grad(y)[...] = [1.0, 0.0, 2.0]
+    tape.backward()
+    np.testing.assert_allclose(sim.grad(x), [2.0, 0.0, 12.0])
+
+
 def test_backward_needs_loss_or_grads_and_names_what_is_wrong():
     tape = sim.Tape()
-    with pytest.raises(TypeError, match="loss .* or grads"):
-        tape.backward()
+    with pytest.raises(TypeError, match="loss .* or grads .* not both"):
+        tape.backward(loss=np.zeros(1), grads=[])
     with pytest.raises(ValueError, match="loss: expected a one-element array"):
         tape.backward(loss=np.zeros(3))
     with pytest.raises(TypeError, match=r"grads\[0\]: expected a pair"):
@@ -164,6 +185,14 @@ def test_launch_adjoint_directly_as_warp():
     sim.launch(scaled, 2, inputs=[x, y, 3.0], adjoint=True,
                adj_inputs=[None, adj_y, None])  # None: a scratch zero gradient
     assert not adj_x.any()
+
+
+def test_adjoint_launch_none_uses_the_registered_gradient_as_warp():
+    # Warp's adjoint reads / accumulates into the array's own .grad where adj_inputs has None
+    x = sim.requires_grad(np.array([1.0, -2.0]))
+    y = sim.requires_grad(np.zeros(2), grad=np.array([1.0, 10.0]))
+    sim.launch(scaled, 2, inputs=[x, y, 3.0], adjoint=True, adj_inputs=[None, None, None])
+    np.testing.assert_allclose(sim.grad(x), [3.0, 30.0])
 
 
 def test_adjoint_launch_arguments_name_the_parameter():

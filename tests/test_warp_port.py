@@ -182,14 +182,13 @@ def test_out_of_scope_is_decided_by_what_a_case_uses():
     reasons = {c["name"]: (c["device"], c["out_of_scope"]) for c in result}
     assert reasons["test_half_cpu"] == ("cpu", "fp16")
     assert reasons["test_half_cuda_0"] == ("cuda", "fp16")                 # the CUDA twin
-    assert reasons["test_grad_cpu"] == ("cpu", "autodiff")
+    assert reasons["test_grad_cpu"] == ("cpu", None)   # autodiff is in scope (issue 24)
     # a case parameterized by a dtype is fp16 by its name only (TOL lists every dtype)
     assert reasons["test_plain_float32_cpu"] == ("cpu", None)
     assert reasons["test_plain_float16_cpu"] == ("cpu", "fp16")
     # the definitions only out-of-scope cases use, or unused and out of scope themselves
     assert sorted((port._defined_name(stmt), why) for stmt, why in dropped) == [
-        ("adj_normalize", "autodiff"), ("half_kernel", "fp16"),
-        ("test_grad", "autodiff"), ("test_half", "fp16"), ("test_plain_float16", "fp16")]
+        ("half_kernel", "fp16"), ("test_half", "fp16"), ("test_plain_float16", "fp16")]
     assert port.out_of_scope_reason("test_bf16.py", "test_anything", "") == "bf16"
     assert port.out_of_scope_reason("test_y.py", "test_tiles", "wp.tile_load(a)") == "tiles"
 
@@ -202,7 +201,7 @@ def test_generated_file_declares_its_out_of_scope_cases():
     assert 'wpc.declare_out_of_scope(__name__, {\n    "T.test_half": "fp16",\n})' in text
     assert "half_kernel = wpc.out_of_scope_definition('half_kernel', 'fp16')" in text
     assert text.rstrip().endswith("wpc.mark_out_of_scope(globals())")
-    assert entry["ported"] == "test_x.py" and entry["rewrites"]["out_of_scope_definitions"] == 4
+    assert entry["ported"] == "test_x.py" and entry["rewrites"]["out_of_scope_definitions"] == 2
     assert port.generate("test_x.py", CLASSIFY_SOURCE, _cases(CLASSIFY_SOURCE, ["test_half_cpu"]),
                          "1.0") == (None, "every case out of scope (fp16)")
 
@@ -401,6 +400,56 @@ def test_out_of_scope_types_are_placeholders_that_fail_only_when_used():
                                        "wp.float32)\n")
     assert "x = (wpc.out_of_scope_type('float16'), wpc.out_of_scope_type('vec3h'), " \
            "sim.float32)" in text and counts["out_of_scope_types"] == 2
+
+
+GRADIENT_SOURCE = '''\
+import warp as wp
+
+@wp.struct
+class S:
+    grad: float
+
+@wp.kernel
+def k(s: S, out: wp.array(dtype=float)):
+    out[0] = s.grad
+
+def test_g(test, device):
+    a = wp.zeros(3, dtype=float, requires_grad=True)
+    b.grad = wp.zeros_like(b)
+    tape.backward(grads={out: wp.ones_like(out), c: g})
+    assert_np_equal(a.grad.numpy(), tape.gradients[a].numpy())
+    a.grad.zero_()
+    f = wp.grad(wp.sin)
+    b.requires_grad = a.requires_grad
+'''
+
+
+def test_gradient_spelling_is_rewritten_in_host_code_only():
+    text, counts = port.rewrite_source(GRADIENT_SOURCE)
+    assert "    grad: float" in text and "out[0] = s.grad" in text   # kernel code stays
+    assert "sim.requires_grad(b, grad=sim.zeros_like(b))" in text
+    assert "tape.backward(grads=[(out, wpc.ones_like(out)), (c, g)])" in text
+    assert "assert_np_equal(sim.to_numpy(wpc.grad(a)), " \
+           "sim.to_numpy(wpc.tape_gradients(tape)[a]))" in text
+    assert "wpc.zero_(wpc.grad(a))" in text and "f = sim.grad(sim.sin)" in text
+    assert counts["attribute_grad"] == 2 and counts["attribute_gradients"] == 1
+    assert counts["attribute_grad_store"] == 1 and counts["backward_grads_pairs"] == 1
+    a = sim.zeros(2, dtype=float, requires_grad=True)
+    b = np.zeros(2)
+    assert "wpc.set_requires_grad(b, wpc.has_grad(a))" in text
+    assert wpc.grad(a) is sim.grad(a) and wpc.grad(b) is None
+    assert wpc.has_grad(a) and not wpc.has_grad(b)
+    wpc.set_requires_grad(b, False)
+    assert wpc.grad(b) is None
+    wpc.set_requires_grad(b, True)
+    assert wpc.has_grad(b) and not sim.grad(b).any()
+    with pytest.raises(NotImplementedError, match="requires_grad = False"):
+        wpc.set_requires_grad(b, False)
+    gradients = wpc.tape_gradients(sim.Tape())
+    c = np.zeros(2)
+    assert gradients[a] is sim.grad(a) and a in gradients and c not in gradients
+    with pytest.raises(KeyError, match="no gradient"):
+        gradients[c]
 
 
 def test_list_gives_python_values_as_warp():

@@ -17,8 +17,8 @@ Everything decided here is a fixed list in this file:
 - ``REWRITES``: the textual rewrites, in order (``METHOD_REWRITES`` first, on the
   syntax tree's positions, then the line rewrites);
 - ``LEFT_OUT``: files left out entirely, with the reason;
-- ``OUT_OF_SCOPE_MARKERS``: what makes a case out of scope (fp16/bf16, tiles,
-  autodiff), matched against the source of the code the case uses (the test
+- ``OUT_OF_SCOPE_MARKERS``: what makes a case out of scope (fp16/bf16, tiles),
+  matched against the source of the code the case uses (the test
   function and, transitively, every module-level definition it names);
 - ``OUT_OF_SCOPE_CASES``: cases out of scope by name, with the reason.
 A case is never judged by numba_sim's behaviour or error text.
@@ -122,7 +122,7 @@ LEFT_OUT = {
 }
 
 # --------------------------------------------------------------------------
-# Out of scope: fp16/bf16, tiles and autodiff (issue 17), decided by what a case uses
+# Out of scope: fp16/bf16 and tiles (issue 17), decided by what a case uses
 
 OUT_OF_SCOPE_MARKERS = (
     (re.compile(r"\bbfloat16\b|\bbf16\b"), "bf16"),
@@ -130,14 +130,15 @@ OUT_OF_SCOPE_MARKERS = (
                 r"spatial_vector|spatial_matrix)h\b|\bfp16\b|np\.float16"), "fp16"),
     (re.compile(r"\btile(_\w+)?\s*\(|\buntile\b|\blaunch_tiled\b|\bTile\w*\b|\btile\b"),
      "tiles"),
-    (re.compile(r"\bTape\b|\brequires_grad\b|\badjoint\b|\.grad\b|\bfunc_grad\b|"
-                r"\bfunc_replay\b|\badj_inputs\b|\badj_outputs\b|\bbackward\s*\(|"
-                r"\bgradients\b|\bgrad_|\bcheck_gradients\b|\bgradcheck\b|\bjacobian\b"),
-     "autodiff"),
 )
+"""Autodiff was out of scope until numba_sim had it (issue 24); its cases count now."""
 
 OUT_OF_SCOPE_CASES = {
     # (file, case without device suffix) -> reason
+    # a case named by a dtype is fp16 by its name only (_BY_NAME_WHEN_TYPED), but these cast
+    # to and from float16 whatever their dtype (their kernels cast_float16, cast_float32...)
+    ("test_vec_constructors.py", "test_casting_constructors_float32"): "fp16",
+    ("test_vec_constructors.py", "test_casting_constructors_float64"): "fp16",
 }
 
 OUT_OF_SCOPE_FILES = {
@@ -160,9 +161,22 @@ METHOD_REWRITES = {
 }
 
 ATTRIBUTE_REWRITES = {
-    # Warp array property -> replacement template
+    # Warp array property -> replacement template (host code only: never inside a
+    # @wp.kernel / @wp.func / @wp.struct ..., where ``s.grad`` is a struct's field)
     "is_contiguous": "wpc.is_contiguous({0})",
+    "grad": "wpc.grad({0})",                 # a.grad -> its gradient beside it, or None
+    "gradients": "wpc.tape_gradients({0})",  # tape.gradients[a] -> a mapping by array
+    "requires_grad": "wpc.has_grad({0})",    # a.requires_grad -> whether it has a gradient
 }
+
+ATTRIBUTE_STORE_REWRITES = {
+    # ``X.<property> = value`` (one target) -> replacement template
+    "grad": "sim.requires_grad({0}, grad={1})",
+    "requires_grad": "wpc.set_requires_grad({0}, {1})",
+}
+
+KERNEL_DECORATORS = ("kernel", "func", "func_grad", "func_replay", "func_native", "struct")
+"""Decorators of kernel-language code: the attribute rewrites stay out of their bodies."""
 
 HOST_NAMES = (
     "Kernel", "clone", "copy", "dtype_from_numpy", "dtype_to_numpy", "empty_like", "full_like",
@@ -230,10 +244,36 @@ def _module_receiver(node):
     return isinstance(node, ast.Name) and node.id in ("wp", "np", "warp", "sim")
 
 
+def _kernel_code(tree):
+    """The ids of the nodes inside kernel-language definitions (functions and classes
+    decorated ``@wp.kernel``, ``@wp.func``, ``@wp.struct``, ...)."""
+    inside = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for decorator in node.decorator_list:
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                name = target.attr if isinstance(target, ast.Attribute) else \
+                    getattr(target, "id", None)
+                if name in KERNEL_DECORATORS:
+                    inside.update(id(n) for n in ast.walk(node))
+                    break
+    return inside
+
+
 def _method_calls(tree):
     """(node, rewrite key, template, receiver, arguments) of each array method call and
     property to rewrite."""
     called = set()
+    kernel_code = _kernel_code(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Attribute) \
+                and node.targets[0].attr in ATTRIBUTE_STORE_REWRITES \
+                and id(node) not in kernel_code \
+                and not _module_receiver(node.targets[0].value):
+            target = node.targets[0]
+            yield (node, f"attribute_{target.attr}_store", ATTRIBUTE_STORE_REWRITES[target.attr],
+                   target.value, [node.value])
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             called.add(id(node.func))
@@ -244,9 +284,20 @@ def _method_calls(tree):
                 yield (node, f"method_{node.func.attr}", METHOD_REWRITES[node.func.attr][1],
                        node.func.value, node.args)
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "backward" and id(node) not in kernel_code:
+            for keyword in node.keywords:
+                if keyword.arg == "grads" and isinstance(keyword.value, ast.Dict) \
+                        and keyword.value.keys and None not in keyword.value.keys:
+                    entries = keyword.value
+                    parts = [p for pair in zip(entries.keys, entries.values) for p in pair]
+                    template = "[" + ", ".join(f"({{{2 * i}}}, {{{2 * i + 1}}})"
+                                               for i in range(len(entries.keys))) + "]"
+                    yield (entries, "backward_grads_pairs", template, parts[0], parts[1:])
+    for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr in ATTRIBUTE_REWRITES \
                 and isinstance(node.ctx, ast.Load) and id(node) not in called \
-                and not _module_receiver(node.value):
+                and id(node) not in kernel_code and not _module_receiver(node.value):
             yield (node, f"attribute_{node.attr}", ATTRIBUTE_REWRITES[node.attr], node.value, [])
 
 
@@ -999,6 +1050,9 @@ def port(jobs=2, only=None):
                             for k, p, r, w in REWRITES]
     manifest["method_rewrites"] = {k: v[1] for k, v in METHOD_REWRITES.items()}
     manifest["attribute_rewrites"] = dict(ATTRIBUTE_REWRITES)
+    manifest["attribute_store_rewrites"] = dict(ATTRIBUTE_STORE_REWRITES)
+    manifest["backward_grads_pairs"] = ("tape.backward(grads={a: g, ...}) -> grads=[(a, g), "
+                                        "...] (NumPy arrays cannot be dict keys)")
     for helper, target in helper_modules(root).items():
         text, counts = rewrite_source((root / helper).read_text())
         (OUT / f"{target}.py").write_text(

@@ -3,8 +3,10 @@ and the tape's reverse sweep.
 
 An adjoint launch passes the kernel's arguments, then the adjoint of each differentiable
 parameter (numba_sim/autodiff/adjoint_kernel.py).  ``adj_inputs`` / ``adj_outputs`` hold
-one entry per input / output, as Warp's: the gradient array of an array (None: a scratch
-zero array, so that the kernel reads zeros and what it accumulates there is dropped), and
+one entry per input / output, as Warp's: the gradient array of an array (None: the
+gradient registered beside the array, as Warp's adjoint then uses the array's ``.grad``;
+where it has none a scratch zero array, so that the kernel reads zeros and what it
+accumulates there is dropped), and
 for scalars and values their adjoint (None: zero; accumulated inside the kernel and not
 returned, as in Warp).  Entries of parameters that are not differentiable are ignored.
 """
@@ -26,7 +28,8 @@ def _adjoint_argument(kernel, parameter, value, adjoint, where):
         if adjoint is None:
             if value is None:
                 return None
-            return arrays.zeros_like(value)
+            registered = grad_or_none(value)  # Warp's adjoint then uses the array's .grad
+            return registered if registered is not None else arrays.zeros_like(value)
         if arrays.device_of(adjoint) is None or tuple(adjoint.shape) != tuple(value.shape) \
                 or adjoint.dtype != value.dtype:
             raise ValueError(f"{where}: the adjoint of {kernel.__qualname__}'s parameter "

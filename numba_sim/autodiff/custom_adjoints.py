@@ -19,6 +19,7 @@ import ast
 from numba_sim import kernel_language
 from numba_sim.autodiff.adjoint_kernel import _compile_source, _Function, _Helpers
 from numba_sim.autodiff.adjoint_source import ZERO, _indent
+from numba_sim.func_overloads import FuncOverloads, annotations_of
 from numba_sim.kernel import Func, func
 
 
@@ -36,18 +37,35 @@ adjoint = _AdjointOf()
 
 
 def _check_func(f, decorator):
-    if not isinstance(f, Func):
+    if not isinstance(f, (Func, FuncOverloads)):
         raise TypeError(f"@sim.{decorator}(f): f: expected a @sim.func, got {f!r}")
 
 
+def _member(f, fn, decorator):
+    """The func *fn* customizes: *f*, or, for an overloaded func, the overload whose
+    parameter annotations are *fn*'s first ones (as Warp picks it)."""
+    if isinstance(f, Func):
+        return f
+    given = annotations_of(fn)
+    for member in f.members:
+        own = annotations_of(member)
+        if given[:len(own)] == own:
+            return member
+    raise TypeError(f"@sim.{decorator}({f.__name__}) {fn.__qualname__}: no overload of "
+                    f"{f.__name__} has the annotations of its first parameters; the "
+                    f"overloads are {f.describe()}")
+
+
 def func_grad(f):
-    """Decorator: the custom adjoint of the ``@sim.func`` *f* (see the module docstring)."""
+    """Decorator: the custom adjoint of the ``@sim.func`` *f* (see the module docstring);
+    for an overloaded func, of the overload with *fn*'s leading annotations."""
     _check_func(f, "func_grad")
 
     def decorate(fn):
-        made = _compiled_custom_adjoint(f, fn)
-        f._sim_custom_adjoint = made
-        f.__dict__.pop("_sim_adjoints", None)
+        f_ = _member(f, fn, "func_grad")
+        made = _compiled_custom_adjoint(f_, fn)
+        f_._sim_custom_adjoint = made
+        f_.__dict__.pop("_sim_adjoints", None)
         return fn
 
     return decorate
@@ -58,7 +76,7 @@ def func_replay(f):
     _check_func(f, "func_replay")
 
     def decorate(fn):
-        f._sim_custom_replay = func(fn)
+        _member(f, fn, "func_replay")._sim_custom_replay = func(fn)
         return fn
 
     return decorate
@@ -96,7 +114,9 @@ def _compiled_custom_adjoint(f, fn):
     name = f"{fn.__name__}__custom_adjoint"
     lines = [f"def {name}({', '.join(params)}):"]
     lines += _indent([f"adj__{p} = {ZERO}({p})" for p in forward])
-    lines += _indent([ast.unparse(ast.fix_missing_locations(s)) for s in body])
+    # a compound statement (if, for) unparses to several lines: indent each of them
+    lines += _indent([line for s in body
+                      for line in ast.unparse(ast.fix_missing_locations(s)).splitlines()])
     results = ", ".join(f"adj__{p}" for p in forward)
     lines += _indent([f"return ({results}{',' if len(forward) == 1 else ''})"])
     helpers = _Helpers()

@@ -92,10 +92,11 @@ class Tape:
 
     def backward(self, loss=None, grads=None):
         """Run the recorded launches' adjoints in reverse, seeded by ``grad(loss) = 1`` or
-        by ``grads`` (pairs ``(array, its output gradient)``)."""
-        if (loss is None) == (grads is None):
+        by ``grads`` (pairs ``(array, its output gradient)``); with neither, by the
+        gradients as they are (set beforehand, as Warp's ``tape.backward()``)."""
+        if loss is not None and grads is not None:
             raise TypeError("backward: give loss (a one-element array) or grads (pairs "
-                            "(array, gradient)), exactly one of them")
+                            "(array, gradient)), not both")
         if loss is not None:
             if getattr(loss, "size", None) != 1:
                 raise ValueError(f"loss: expected a one-element array, got "
@@ -105,7 +106,7 @@ class Tape:
                 seed = grad_or_none(requires_grad(loss))
             seed[...] = 1
             self._remember(loss, seed)
-        else:
+        elif grads is not None:
             pairs = list(grads.items()) if isinstance(grads, dict) else grads
             if not isinstance(pairs, (list, tuple)):
                 raise TypeError(f"grads: expected a list of (array, gradient) pairs, got "

@@ -36,6 +36,7 @@ import numpy as np
 
 import numba_sim as sim
 from numba_sim import arrays as _arrays
+from numba_sim.autodiff import gradients as _gradients
 from numba_sim import launch_capture as _launch_capture
 from numba_sim import map_kernels as _map_kernels
 
@@ -201,6 +202,56 @@ def assign(a, src):
 def is_contiguous(a):
     """``a.is_contiguous``: whether *a* is C-contiguous (NumPy's and CuPy's flag)."""
     return bool(a.flags.c_contiguous)
+
+
+def grad(a):
+    """``a.grad``: *a*'s gradient, registered beside it (``sim.grad``), or None where it
+    has none (Warp's property is None for an array without ``requires_grad``)."""
+    return _gradients.grad_or_none(a)
+
+
+def has_grad(a):
+    """``a.requires_grad``: whether *a* has a gradient registered beside it."""
+    return _gradients.has_grad(a)
+
+
+def set_requires_grad(a, value):
+    """``a.requires_grad = value``: True registers a zero gradient beside *a*
+    (``sim.requires_grad``; one it has stays).  numba_sim cannot unregister one: False on
+    an array with a gradient raises NotImplementedError."""
+    if value:
+        sim.requires_grad(a)
+    elif _gradients.has_grad(a):
+        raise NotImplementedError("a.requires_grad = False: numba_sim keeps a registered "
+                                  "gradient beside its array (no way to drop it)")
+
+
+class _TapeGradients:
+    """``tape.gradients``: Warp's dict from an array to its gradient, looked up by the
+    array (NumPy arrays cannot be dict keys): the gradient registered beside it."""
+
+    def __init__(self, tape):
+        self._tape = tape
+
+    def __getitem__(self, a):
+        gradient = _gradients.grad_or_none(a)
+        if gradient is None:
+            raise KeyError(f"tape.gradients: no gradient registered beside this "
+                           f"{type(a).__name__}" + (f" of shape {a.shape}" if hasattr(a, "shape")
+                                                    else ""))
+        return gradient
+
+    def __contains__(self, a):
+        return _gradients.grad_or_none(a) is not None
+
+    def get(self, a, default=None):
+        gradient = _gradients.grad_or_none(a)
+        return default if gradient is None else gradient
+
+
+def tape_gradients(tape):
+    """``tape.gradients`` -> a mapping by array (:class:`_TapeGradients`)."""
+    return _TapeGradients(tape)
 
 
 def list_(a):

@@ -5,11 +5,7 @@
 
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
-wpc.declare_out_of_scope(__name__, {
-    "TestClosestPointEdgeEdgeMethods.test_edge_edge_grad_bounded_near_parallel": "autodiff",
-    "TestClosestPointEdgeEdgeMethods.test_edge_edge_grad_finite_difference": "autodiff",
-    "TestClosestPointEdgeEdgeMethods.test_edge_edge_near_parallel_middle_crossing": "autodiff",
-})
+wpc.declare_out_of_scope(__name__, {})
 import unittest
 
 import numpy as np
@@ -83,7 +79,23 @@ def test_edge_edge_middle_crossing(test, device):
     test.assertAlmostEqual(st0[1], 0.5)  # t value
 
 
-test_edge_edge_near_parallel_middle_crossing = wpc.out_of_scope_definition('test_edge_edge_near_parallel_middle_crossing', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_edge_edge_near_parallel_middle_crossing(test, device):
+    """Verify the forward solve finds the midpoint intersection of two near-parallel segments.
+
+    The two unit segments cross at their midpoints with ``sin^2(theta)`` just below the adjoint stability tolerance
+    (1e-6). The forward must still find the intersection. The relative-tolerance gate is for the adjoint only, not for
+    forward correctness.
+    """
+    p1_h = np.array([[0.0, 0.0, 0.0]], dtype=np.float32)
+    q1_h = np.array([[1.0, 0.0, 0.0]], dtype=np.float32)
+    p2_h = np.array([[0.0, -4.9e-4, 0.0]], dtype=np.float32)
+    q2_h = np.array([[1.0, 4.9e-4, 0.0]], dtype=np.float32)
+
+    res = run_closest_point_edge_edge(p1_h, q1_h, p2_h, q2_h, device)
+    st0 = res[0]
+    test.assertAlmostEqual(st0[0], 0.5, delta=1.0e-2)
+    test.assertAlmostEqual(st0[1], 0.5, delta=1.0e-2)
+    test.assertAlmostEqual(st0[2], 0.0, delta=1.0e-5)
 
 
 def test_edge_edge_parallel_s1_t0(test, device):
@@ -291,22 +303,191 @@ def check_edge_closest_point_random(test, device):
     )
 
 
-cpee_dist_kernel = wpc.out_of_scope_definition('cpee_dist_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def cpee_dist_kernel(
+        p1: sim.array[sim.vec3],
+        q1: sim.array[sim.vec3],
+        p2: sim.array[sim.vec3],
+        q2: sim.array[sim.vec3],
+        eps: float,
+        dist: sim.array[float],
+    ):
+        tid = sim.tid()
+        out = sim.closest_point_edge_edge(p1[tid], q1[tid], p2[tid], q2[tid], eps)
+        dist[tid] = out[2]
+except Exception as _error:
+    cpee_dist_kernel = wpc.failed_definition('cpee_dist_kernel', _error)
 
 
-_analytic_dist_grads = wpc.out_of_scope_definition('_analytic_dist_grads', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def _analytic_dist_grads(p1_np, q1_np, p2_np, q2_np, device):
+    """Backprop ∂(sum dist)/∂(p1, q1, p2, q2) via Warp's tape."""
+    p1 = sim.array(p1_np, dtype=sim.vec3, device=device, requires_grad=True)
+    q1 = sim.array(q1_np, dtype=sim.vec3, device=device, requires_grad=True)
+    p2 = sim.array(p2_np, dtype=sim.vec3, device=device, requires_grad=True)
+    q2 = sim.array(q2_np, dtype=sim.vec3, device=device, requires_grad=True)
+    n = len(p1_np)
+    dist = sim.zeros(n, dtype=float, device=device, requires_grad=True)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(cpee_dist_kernel, dim=n, inputs=[p1, q1, p2, q2, epsilon, dist], device=device)
+    wpc.fill_(wpc.grad(dist), 1.0)
+    tape.backward()
+    return sim.to_numpy(wpc.grad(p1)).copy(), sim.to_numpy(wpc.grad(q1)).copy(), sim.to_numpy(wpc.grad(p2)).copy(), sim.to_numpy(wpc.grad(q2)).copy()
 
 
-_fd_dist_grads = wpc.out_of_scope_definition('_fd_dist_grads', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def _fd_dist_grads(p1_np, q1_np, p2_np, q2_np, device, h=1e-3):
+        """Central-difference gradient of dist w.r.t. each (p1, q1, p2, q2) input."""
+        n = len(p1_np)
+
+        def forward(p1, q1, p2, q2):
+            p1w = sim.array(p1, dtype=sim.vec3, device=device)
+            q1w = sim.array(q1, dtype=sim.vec3, device=device)
+            p2w = sim.array(p2, dtype=sim.vec3, device=device)
+            q2w = sim.array(q2, dtype=sim.vec3, device=device)
+            dw = sim.zeros(n, dtype=float, device=device)
+            sim.launch(cpee_dist_kernel, dim=n, inputs=[p1w, q1w, p2w, q2w, epsilon, dw], device=device)
+            return sim.to_numpy(dw).copy()
+
+        inputs = (p1_np, q1_np, p2_np, q2_np)
+        grads = []
+        for which, arr in enumerate(inputs):
+            g = np.zeros_like(arr)
+            for axis in range(3):
+                plus = arr.copy()
+                minus = arr.copy()
+                plus[:, axis] += h
+                minus[:, axis] -= h
+                args_plus = [plus if i == which else inputs[i] for i in range(4)]
+                args_minus = [minus if i == which else inputs[i] for i in range(4)]
+                d_plus = forward(*args_plus)
+                d_minus = forward(*args_minus)
+                g[:, axis] = (d_plus - d_minus) / (2.0 * h)
+            grads.append(g)
+        return tuple(grads)
+except Exception as _error:
+    _fd_dist_grads = wpc.failed_definition('_fd_dist_grads', _error)
 
 
-_well_conditioned_mask = wpc.out_of_scope_definition('_well_conditioned_mask', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def _well_conditioned_mask(p1, q1, p2, q2):
+    """Accept inputs firmly inside a smooth forward-function branch.
+
+    Accept branches D, E, or F. Reject:
+      - degenerate edges (epsilon branches)
+      - near-parallel edges (boundary between D and D_DEGEN)
+      - inputs near a clamp boundary or t-correction boundary, where finite
+        differences would straddle a kink.
+
+    Coverage is sample-by-sample: D needs s_init_uc and t_init both interior;
+    E needs t_init firmly < 0 and -c/a interior; F needs t_init firmly > 1
+    and (b-c)/a interior."""
+    d1 = q1 - p1
+    d2 = q2 - p2
+    r = p1 - p2
+    a = np.einsum("ij,ij->i", d1, d1)
+    e = np.einsum("ij,ij->i", d2, d2)
+    b = np.einsum("ij,ij->i", d1, d2)
+    n = np.cross(d1, d2)
+    denom = np.einsum("ij,ij->i", n, n)
+    f = np.einsum("ij,ij->i", d2, r)
+    c = np.einsum("ij,ij->i", d1, r)
+    ae = a * e
+
+    not_degen = (a > 0.1) & (e > 0.1)
+    not_parallel = denom > 1e-3 * np.maximum(ae, 1e-30)
+    safe_denom = np.where(denom > 1e-30, denom, 1.0)
+    safe_a = np.where(a > 1e-30, a, 1.0)
+
+    s_init_uc = (b * f - c * e) / safe_denom
+    s_init = np.clip(s_init_uc, 0.0, 1.0)
+    t_init = (b * s_init + f) / e
+
+    margin = 0.05
+
+    # CASE_D: t_init in interior of [0, 1] AND s_init_uc interior
+    in_D = (t_init > margin) & (t_init < 1.0 - margin) & (s_init_uc > margin) & (s_init_uc < 1.0 - margin)
+
+    # CASE_E: t firmly clamped to 0; s_uc = -c/a must be interior
+    s_E_uc = -c / safe_a
+    in_E = (t_init < -margin) & (s_E_uc > margin) & (s_E_uc < 1.0 - margin)
+
+    # CASE_F: t firmly clamped to 1; s_uc = (b-c)/a must be interior
+    s_F_uc = (b - c) / safe_a
+    in_F = (t_init > 1.0 + margin) & (s_F_uc > margin) & (s_F_uc < 1.0 - margin)
+
+    return not_degen & not_parallel & (in_D | in_E | in_F)
 
 
-test_edge_edge_grad_finite_difference = wpc.out_of_scope_definition('test_edge_edge_grad_finite_difference', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_edge_edge_grad_finite_difference(test, device):
+    """Match analytic edge-distance gradients against finite differences.
+
+    Cover all forward branches at well-conditioned inputs away from boundary
+    transitions.
+    """
+    rng = np.random.default_rng(2024)
+    n = 500
+    p1 = rng.standard_normal((n, 3)).astype(np.float32)
+    q1 = rng.standard_normal((n, 3)).astype(np.float32)
+    p2 = rng.standard_normal((n, 3)).astype(np.float32)
+    q2 = rng.standard_normal((n, 3)).astype(np.float32)
+
+    keep = _well_conditioned_mask(p1, q1, p2, q2)
+    test.assertGreater(int(keep.sum()), 50, msg="too few well-conditioned cases")
+
+    p1, q1, p2, q2 = p1[keep], q1[keep], p2[keep], q2[keep]
+
+    g_p1, g_q1, g_p2, g_q2 = _analytic_dist_grads(p1, q1, p2, q2, device)
+    fd_p1, fd_q1, fd_p2, fd_q2 = _fd_dist_grads(p1, q1, p2, q2, device, h=1e-3)
+
+    for _name, g, fd in [("p1", g_p1, fd_p1), ("q1", g_q1, fd_q1), ("p2", g_p2, fd_p2), ("q2", g_q2, fd_q2)]:
+        assert_np_equal(g, fd, tol=2e-3)
 
 
-test_edge_edge_grad_bounded_near_parallel = wpc.out_of_scope_definition('test_edge_edge_grad_bounded_near_parallel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_edge_edge_grad_bounded_near_parallel(test, device):
+    """Keep near-parallel edge gradients finite and physically bounded.
+
+    The previous generated adjoint produced gradients up to ~1e6 because it
+    divided by a denominator near machine epsilon. The cross-product formulation
+    keeps the chain rule well-conditioned.
+
+    Sampling: log-uniform sin θ ∈ [1e-7, 1e-2] covers both the parallel
+    branch (sin θ < sqrt(REL_PARALLEL_TOL) ≈ 1e-3) and the near-threshold
+    region where the previous formulation was most pathological. Half the
+    samples concentrate at sin θ ≈ 1e-3 to specifically stress the threshold.
+    """
+    rng = np.random.default_rng(7)
+    n = 400
+
+    p1 = rng.standard_normal((n, 3)).astype(np.float32)
+    q1 = p1 + rng.standard_normal((n, 3)).astype(np.float32)
+    d1 = q1 - p1
+    shift = rng.standard_normal((n, 3)).astype(np.float32)
+
+    log_amp = np.concatenate(
+        [
+            rng.uniform(-7.0, -2.0, n // 2),  # full range
+            rng.uniform(-3.05, -2.95, n - n // 2),  # right at the threshold
+        ]
+    )
+    eps_amp = (10.0**log_amp).astype(np.float32)
+    eps_perp = (eps_amp[:, None] * rng.standard_normal((n, 3))).astype(np.float32)
+    d2 = (d1 * rng.uniform(0.5, 2.0, n)[:, None].astype(np.float32)) + eps_perp
+    p2 = p1 + shift
+    q2 = p2 + d2
+
+    g_p1, g_q1, g_p2, g_q2 = _analytic_dist_grads(p1, q1, p2, q2, device)
+
+    # ∂dist/∂(any single input vec3) is geometrically bounded by 1 for unit
+    # adj_dist (each input contributes linearly to c1 or c2 with coefficient
+    # in [0, 1]). Empirically max is 1.0; we leave 10x headroom for legitimate
+    # near-boundary amplification while still flagging any 1e3+ blow-up.
+    bound = 10.0
+    for name, g in [("p1", g_p1), ("q1", g_q1), ("p2", g_p2), ("q2", g_q2)]:
+        test.assertTrue(np.all(np.isfinite(g)), msg=f"{name} has non-finite gradient")
+        max_abs = float(np.abs(g).max())
+        test.assertLess(max_abs, bound, msg=f"{name} gradient magnitude {max_abs:.3g} exceeds bound {bound}")
 
 
 devices = get_test_devices()

@@ -6,22 +6,10 @@
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
 wpc.declare_out_of_scope(__name__, {
-    "TestCodeGen.test_adjoint_recovers_from_truncated_fast_extract": "autodiff",
-    "TestCodeGen.test_assign_array_copy_preserves_gradient": "autodiff",
-    "TestCodeGen.test_augassign_no_double_eval_adjoint": "autodiff",
     "TestCodeGen.test_cast": "fp16",
     "TestCodeGen.test_error_unmatched_arguments": "fp16",
     "TestCodeGen.test_external_constant_params_entry_point_rejects_shared_tile_storage": "tiles",
-    "TestCodeGen.test_grad_of_function_bound_to_local": "autodiff",
-    "TestCodeGen.test_module_enable_backward_controls_function_adjoint_codegen": "autodiff",
     "TestCodeGen.test_multiple_return_values": "fp16",
-    "TestCodeGen.test_overloaded_slot_update_backward_rejected": "autodiff",
-    "TestCodeGen.test_rebind_gradwrapper_local_through_augassign_errors": "autodiff",
-    "TestCodeGen.test_rebind_gradwrapper_local_through_tuple_errors": "autodiff",
-    "TestCodeGen.test_rebind_gradwrapper_local_to_value_errors": "autodiff",
-    "TestCodeGen.test_replace_static_expressions_substitutes_calls_in_view": "autodiff",
-    "TestCodeGen.test_shared_source_across_redeclarations": "autodiff",
-    "TestCodeGen.test_slot_updates_ignore_nonmatching_operator_overloads": "autodiff",
 })
 import ast
 import functools
@@ -1592,16 +1580,59 @@ def test_augassign_no_double_eval_mul_vec_component(test, device):
 
 
 # Adjoint (sim.adjoint[x] += expr)
-augassign_custom_scale = wpc.out_of_scope_definition('augassign_custom_scale', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def augassign_custom_scale(counter: sim.array[int], x: float, s: float) -> float:
+        return x * s
+except Exception as _error:
+    augassign_custom_scale = wpc.failed_definition('augassign_custom_scale', _error)
 
 
-adj_augassign_custom_scale = wpc.out_of_scope_definition('adj_augassign_custom_scale', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func_grad(augassign_custom_scale)
+    def adj_augassign_custom_scale(counter: sim.array[int], x: float, s: float, adj_ret: float):
+        sim.adjoint[x] += side_effect_return_float(counter, adj_ret * s)
+        sim.adjoint[s] += adj_ret * x
+except Exception as _error:
+    adj_augassign_custom_scale = wpc.failed_definition('adj_augassign_custom_scale', _error)
 
 
-test_augassign_no_double_eval_adjoint_kernel = wpc.out_of_scope_definition('test_augassign_no_double_eval_adjoint_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_augassign_no_double_eval_adjoint_kernel(
+        counter: sim.array[int],
+        input_val: sim.array[float],
+        scale_val: sim.array[float],
+        output_val: sim.array[float],
+    ):
+        tid = sim.tid()
+        output_val[tid] = augassign_custom_scale(counter, input_val[tid], scale_val[tid])
+except Exception as _error:
+    test_augassign_no_double_eval_adjoint_kernel = wpc.failed_definition('test_augassign_no_double_eval_adjoint_kernel', _error)
 
 
-test_augassign_no_double_eval_adjoint = wpc.out_of_scope_definition('test_augassign_no_double_eval_adjoint', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_augassign_no_double_eval_adjoint(test, device):
+    counter = sim.zeros(1, dtype=int, device=device)
+    input_val = sim.array([3.0], dtype=float, device=device, requires_grad=True)
+    scale_val = sim.array([2.0], dtype=float, device=device, requires_grad=True)
+    output_val = sim.zeros(1, dtype=float, device=device, requires_grad=True)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(
+            test_augassign_no_double_eval_adjoint_kernel,
+            dim=1,
+            inputs=[counter, input_val, scale_val, output_val],
+            device=device,
+        )
+
+    tape.backward(grads=[(output_val, sim.array([1.0], dtype=float, device=device))])
+
+    # sim.adjoint[x] += side_effect_return_float(counter, adj_ret * s)
+    # should call side_effect_return_float exactly once during backward
+    test.assertEqual(sim.to_numpy(counter)[0], 1, "RHS of wp.adjoint augmented assignment was evaluated more than once")
+    # d(x*s)/dx = s = 2.0
+    test.assertAlmostEqual(sim.to_numpy(wpc.grad(input_val))[0], 2.0)
 
 
 # Aggregate double-eval: data[side_effect_index(counter, i)].value += expr
@@ -1710,10 +1741,34 @@ def test_assign_rhs_before_target_index(test, device):
     test.assertAlmostEqual(sim.to_numpy(scratch)[0], 7.0)
 
 
-array_copy_grad_kernel = wpc.out_of_scope_definition('array_copy_grad_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def array_copy_grad_kernel(dst: sim.array[float], src: sim.array[float]):
+        i = sim.tid()
+        dst[i] = src[i]
+except Exception as _error:
+    array_copy_grad_kernel = wpc.failed_definition('array_copy_grad_kernel', _error)
 
 
-test_assign_array_copy_preserves_gradient = wpc.out_of_scope_definition('test_assign_array_copy_preserves_gradient', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_assign_array_copy_preserves_gradient(test, device):
+    """Verify array-to-array assignment preserves source gradients."""
+    # A bare array-to-array store `dst[i] = src[i]` materializes the rhs
+    # reference before storing. That materialization must be differentiable
+    # (copy), not a non-differentiable load -- otherwise the read-side gradient
+    # to src is silently dropped while the forward result stays correct.
+    n = 4
+    src = sim.array([1.0, 2.0, 3.0, 4.0], dtype=float, requires_grad=True, device=device)
+    dst = sim.zeros(n, dtype=float, requires_grad=True, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(array_copy_grad_kernel, dim=n, inputs=[dst, src], device=device)
+
+    sim.requires_grad(dst, grad=sim.array([1.0, 1.0, 1.0, 1.0], dtype=float, device=device))
+    tape.backward()
+
+    assert_np_equal(sim.to_numpy(dst), np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32))
+    assert_np_equal(sim.to_numpy(wpc.grad(src)), np.array([1.0, 1.0, 1.0, 1.0], dtype=np.float32))
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -1770,10 +1825,33 @@ def test_array_slot_augassign_uses_user_operator(test, device):
     np.testing.assert_array_equal(sim.to_numpy(values), np.array([[1.0, 1.0, 6.0]], dtype=np.float32))
 
 
-test_overloaded_slot_update_backward_rejected = wpc.out_of_scope_definition('test_overloaded_slot_update_backward_rejected', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_overloaded_slot_update_backward_rejected(test, device):
+    """Reject overloaded slot updates that cannot preserve gradients through an overwrite."""
+    for update in (
+        slot_operators.overloaded_slot_add_backward,
+        slot_operators.overloaded_slot_sub_backward,
+        slot_operators.update_shared_component_backward,
+    ):
+        with test.subTest(update=update.key):
+            values = sim.array([sim.vec3(3.0)], dtype=sim.vec3, requires_grad=True, device=device)
+            rhs = sim.array([2.0], dtype=sim.float32, requires_grad=True, device=device)
+            with test.assertRaisesRegex(
+                codegen.WarpCodegenError, "Differentiable composite slot augmented assignments"
+            ):
+                sim.launch(update, dim=1, inputs=[values, rhs], device=device)
 
 
-test_slot_updates_ignore_nonmatching_operator_overloads = wpc.out_of_scope_definition('test_slot_updates_ignore_nonmatching_operator_overloads', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_slot_updates_ignore_nonmatching_operator_overloads(test, device):
+    """Use builtin updates and adjoints when user operators have different argument types."""
+    values = sim.full(1, sim.vec3d(3.0), dtype=sim.vec3d, device=device, requires_grad=True)
+    rhs = sim.array([2.0], dtype=sim.float64, device=device, requires_grad=True)
+    with sim.Tape() as tape:
+        sim.launch(slot_operators.update_double_components_with_float_overloads, 1, [values, rhs], device=device)
+
+    np.testing.assert_array_equal(sim.to_numpy(values), [[5.0, 5.0, 1.0]])
+    tape.backward(grads=[(values, wpc.full_like(values, sim.vec3d(1.0)))])
+    np.testing.assert_array_equal(sim.to_numpy(wpc.grad(values)), [[1.0, 1.0, 1.0]])
+    np.testing.assert_array_equal(sim.to_numpy(wpc.grad(rhs)), [1.0])
 
 
 @sim.func
@@ -1820,7 +1898,14 @@ except Exception as _error:
 
 
 # sim.grad() of a function that was first bound to a local should match sim.grad() of the function.
-grad_of_function_bound_to_local_kernel = wpc.out_of_scope_definition('grad_of_function_bound_to_local_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(enable_backward=False)
+    def grad_of_function_bound_to_local_kernel(out: sim.array[float]):
+        f = func_to_local_square
+        g = sim.grad(f)
+        out[0] = g(3.0)  # d/da a^2 = 2a = 6 at a = 3
+except Exception as _error:
+    grad_of_function_bound_to_local_kernel = wpc.failed_definition('grad_of_function_bound_to_local_kernel', _error)
 
 
 def test_assign_function_to_local(test, device):
@@ -1839,7 +1924,10 @@ def test_assign_static_function_to_local(test, device):
     test.assertEqual(sim.to_numpy(out)[1], 9.0)
 
 
-test_grad_of_function_bound_to_local = wpc.out_of_scope_definition('test_grad_of_function_bound_to_local', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_grad_of_function_bound_to_local(test, device):
+    out = sim.zeros(1, dtype=float, device=device)
+    sim.launch(grad_of_function_bound_to_local_kernel, dim=1, outputs=[out], device=device)
+    test.assertEqual(sim.to_numpy(out)[0], 6.0)
 
 
 # Rebinding a function-valued local to a different function has no codegen-able meaning
@@ -1873,16 +1961,60 @@ def test_rebind_function_local_to_value_errors(test, device):
         )
 
 
-gradwrapper_rebind_square = wpc.out_of_scope_definition('gradwrapper_rebind_square', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def gradwrapper_rebind_square(x: float):
+        return x * x
+except Exception as _error:
+    gradwrapper_rebind_square = wpc.failed_definition('gradwrapper_rebind_square', _error)
 
 
-test_rebind_gradwrapper_local_to_value_errors = wpc.out_of_scope_definition('test_rebind_gradwrapper_local_to_value_errors', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_rebind_gradwrapper_local_to_value_errors(test, device):
+    @sim.kernel(enable_backward=False, module="unique")
+    def rebind_gradwrapper_local_to_value_kernel(out: sim.array[float]):
+        g = sim.grad(gradwrapper_rebind_square)
+        g = 1.0
+        out[0] = g
+
+    with test.assertRaisesRegex(sim.WarpCodegenError, "Cannot reassign local 'g'.*wp.grad"):
+        sim.launch(
+            rebind_gradwrapper_local_to_value_kernel,
+            dim=1,
+            outputs=[sim.zeros(1, dtype=float, device=device)],
+            device=device,
+        )
 
 
-test_rebind_gradwrapper_local_through_tuple_errors = wpc.out_of_scope_definition('test_rebind_gradwrapper_local_through_tuple_errors', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_rebind_gradwrapper_local_through_tuple_errors(test, device):
+    @sim.kernel(enable_backward=False, module="unique")
+    def rebind_gradwrapper_local_through_tuple_kernel(out: sim.array[float]):
+        g = sim.grad(gradwrapper_rebind_square)
+        g, x = (1.0, 2.0)
+        out[0] = x
+
+    with test.assertRaisesRegex(sim.WarpCodegenError, "Cannot reassign local 'g'.*wp.grad"):
+        sim.launch(
+            rebind_gradwrapper_local_through_tuple_kernel,
+            dim=1,
+            outputs=[sim.zeros(1, dtype=float, device=device)],
+            device=device,
+        )
 
 
-test_rebind_gradwrapper_local_through_augassign_errors = wpc.out_of_scope_definition('test_rebind_gradwrapper_local_through_augassign_errors', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_rebind_gradwrapper_local_through_augassign_errors(test, device):
+    @sim.kernel(enable_backward=False, module="unique")
+    def rebind_gradwrapper_local_through_augassign_kernel(out: sim.array[float]):
+        g = sim.grad(gradwrapper_rebind_square)
+        g += 1.0
+        out[0] = 1.0
+
+    with test.assertRaisesRegex(sim.WarpCodegenError, "Cannot reassign local 'g'.*wp.grad"):
+        sim.launch(
+            rebind_gradwrapper_local_through_augassign_kernel,
+            dim=1,
+            outputs=[sim.zeros(1, dtype=float, device=device)],
+            device=device,
+        )
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail

@@ -5,13 +5,7 @@
 
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
-wpc.declare_out_of_scope(__name__, {
-    "TestCodeGenContinue.test_continue_argmax": "autodiff",
-    "TestCodeGenContinue.test_continue_branches": "autodiff",
-    "TestCodeGenContinue.test_continue_nested": "autodiff",
-    "TestCodeGenContinue.test_continue_ranges": "autodiff",
-    "TestCodeGenContinue.test_continue_static": "autodiff",
-})
+wpc.declare_out_of_scope(__name__, {})
 import ast
 import unittest
 
@@ -23,31 +17,213 @@ context, = wpc.warp_internal('warp._src', 'context')
 from warp_suite._warp_compat import add_function_test, get_test_devices
 
 
-continue_argmax = wpc.out_of_scope_definition('continue_argmax', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def continue_argmax(c: sim.array2d[float], x: sim.array[float], out: sim.array[float]):
+        """Compute per-thread maxima while skipping zero coefficients."""
+        tid = sim.tid()
+        maximum = float(-1.0e20)
+        for p in range(5):
+            for q in range(5):
+                coefficient = c[p, q]
+                if coefficient == 0.0:
+                    continue
+                value = x[tid] * coefficient * float(p + q + 2)
+                if value > maximum:
+                    maximum = value
+        out[tid] = maximum
+except Exception as _error:
+    continue_argmax = wpc.failed_definition('continue_argmax', _error)
 
 
-test_continue_argmax = wpc.out_of_scope_definition('test_continue_argmax', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_continue_argmax(test, device):
+    """Check that each thread's maximum selects its own gradient."""
+    coefficients = np.zeros((5, 5), dtype=np.float32)
+    coefficients[0, 0] = 1.0
+    coefficients[1, 1] = -1.0
+    c = sim.array(coefficients, device=device, requires_grad=True)
+    x = sim.array([1.0, -1.0, 2.0, -2.0], dtype=float, device=device, requires_grad=True)
+    out = sim.zeros_like(x, requires_grad=True)
+    with sim.Tape() as tape:
+        sim.launch(continue_argmax, x.size, inputs=[c, x, out], device=device)
+    tape.backward(grads=[(out, wpc.ones_like(out))])
+    np.testing.assert_allclose(sim.to_numpy(out), [2, 4, 4, 8])
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(x)), [2, -4, 2, -4])
+    expected_c = np.zeros_like(coefficients)
+    expected_c[0, 0] = 6.0
+    expected_c[1, 1] = -12.0
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(c)), expected_c)
 
 
-continue_branches = wpc.out_of_scope_definition('continue_branches', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def continue_branches(x: float, gates: sim.array[int]):
+        """Evaluate a nonlinear recurrence with nested and consecutive continues."""
+        value = float(1.0)
+        for i in range(6):
+            value *= x
+            if gates[i] == 1:
+                value += float(i) * x
+                if i % 2 == 0:
+                    continue
+                value *= 0.5
+            else:
+                value += 0.25
+                if gates[i] == 2:
+                    continue
+            value *= x
+            if value > 2.0:
+                continue
+            value += 0.125 * x
+        return value
+except Exception as _error:
+    continue_branches = wpc.failed_definition('continue_branches', _error)
 
 
-continue_branches_kernel = wpc.out_of_scope_definition('continue_branches_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def continue_branches_kernel(x: sim.array[float], gates: sim.array[int], out: sim.array[float]):
+        """Evaluate the branching recurrence through a Warp function."""
+        tid = sim.tid()
+        out[tid] = continue_branches(x[tid], gates)
+except Exception as _error:
+    continue_branches_kernel = wpc.failed_definition('continue_branches_kernel', _error)
 
 
-test_continue_branches = wpc.out_of_scope_definition('test_continue_branches', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_continue_branches(test, device):
+    """Preserve updates before nested and consecutive continues in either branch."""
+    xs = np.array([0.8, 1.2, -0.9], dtype=np.float32)
+    gate_values = np.array([1, 1, 2, 0, 1, 0], dtype=np.int32)
+    expected = []
+    for x_value in xs.astype(np.float64):
+        value, derivative = 1.0, 0.0
+        for i in range(6):
+            value, derivative = value * x_value, derivative * x_value + value
+            if gate_values[i] == 1:
+                value, derivative = value + i * x_value, derivative + i
+                if i % 2 == 0:
+                    continue
+                value, derivative = value * 0.5, derivative * 0.5
+            else:
+                value += 0.25
+                if gate_values[i] == 2:
+                    continue
+            value, derivative = value * x_value, derivative * x_value + value
+            if value > 2.0:
+                continue
+            value, derivative = value + 0.125 * x_value, derivative + 0.125
+        expected.append((value, derivative))
+
+    x = sim.array(xs, device=device, requires_grad=True)
+    gates = sim.array(gate_values, device=device)
+    out = sim.zeros_like(x, requires_grad=True)
+    with sim.Tape() as tape:
+        sim.launch(continue_branches_kernel, x.size, inputs=[x, gates, out], device=device)
+    tape.backward(grads=[(out, wpc.ones_like(out))])
+    expected = np.array(expected)
+    np.testing.assert_allclose(sim.to_numpy(out), expected[:, 0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(x)), expected[:, 1], rtol=1e-5, atol=1e-5)
 
 
-continue_nested = wpc.out_of_scope_definition('continue_nested', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def continue_nested(x: sim.array[float], n: int, out: sim.array[float], writes: sim.array[int]):
+        """Accumulate values and count writes across nested loops with continues."""
+        tid = sim.tid()
+        value = float(0.0)
+        for p in range(n):
+            if p == 1:
+                continue
+            for q in range(5):
+                value += x[tid]
+                if q == 2:
+                    continue
+                for r in range(n):
+                    if r == 1:
+                        continue
+                    value += x[tid]
+                sim.atomic_add(writes, tid, 1)
+        out[tid] = value
+except Exception as _error:
+    continue_nested = wpc.failed_definition('continue_nested', _error)
 
 
-test_continue_nested = wpc.out_of_scope_definition('test_continue_nested', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_continue_nested(test, device):
+    """Keep inner-loop transfers scoped and skip side effects after a continue."""
+    x = sim.full(2, 2.0, requires_grad=True, device=device)
+    out = sim.zeros_like(x, requires_grad=True)
+    writes = sim.zeros(2, dtype=int, device=device)
+    with sim.Tape() as tape:
+        sim.launch(continue_nested, 2, inputs=[x, 3, out, writes], device=device)
+    tape.backward(grads=[(out, wpc.ones_like(out))])
+    np.testing.assert_allclose(sim.to_numpy(out), [52, 52])
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(x)), [26, 26])
+    np.testing.assert_array_equal(sim.to_numpy(writes), [8, 8])
 
 
-test_continue_ranges = wpc.out_of_scope_definition('test_continue_ranges', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_continue_ranges(test, device):
+    """Handle descending, strided, empty, and single-iteration ranges."""
+
+    def make_kernel(start, stop, step):
+        """Build a recurrence over the requested constant range."""
+
+        @sim.kernel(module="unique")
+        def recurrence(x: sim.array[float], gates: sim.array[int], out: sim.array[float]):
+            """Evaluate the recurrence while skipping additions selected by the gates."""
+            tid = sim.tid()
+            value = float(1.0)
+            for i in range(start, stop, step):
+                value *= x[tid]
+                if gates[i] == 1:
+                    continue
+                value += x[tid]
+                continue
+                value *= 10.0
+            out[tid] = value
+
+        return recurrence
+
+    gate_values = np.array([1, 0, 1, 1, 0, 1], dtype=np.int32)
+    for start, stop, step in ((5, -1, -1), (0, 6, 2), (4, 1, 1), (2, 3, 1)):
+        with test.subTest(start=start, stop=stop, step=step):
+            recurrence = make_kernel(start, stop, step)
+            value, derivative = 1.0, 0.0
+            for i in range(start, stop, step):
+                value, derivative = value * 2.0, derivative * 2.0 + value
+                if gate_values[i] == 1:
+                    continue
+                value, derivative = value + 2.0, derivative + 1.0
+            x = sim.full(2, 2.0, requires_grad=True, device=device)
+            gates = sim.array(gate_values, device=device)
+            out = sim.zeros_like(x, requires_grad=True)
+            with sim.Tape() as tape:
+                sim.launch(recurrence, 2, inputs=[x, gates, out], device=device)
+            tape.backward(grads=[(out, wpc.ones_like(out))])
+            np.testing.assert_allclose(sim.to_numpy(out), [value, value])
+            np.testing.assert_allclose(sim.to_numpy(wpc.grad(x)), [derivative, derivative])
 
 
-test_continue_static = wpc.out_of_scope_definition('test_continue_static', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_continue_static(test, device):
+    """Honor forced unrolling and remove statically skipped iterations."""
+
+    @sim.kernel(module="unique", module_options={"max_unroll": 2})
+    def continue_static(x: sim.array[float], out: sim.array[float]):
+        """Sum odd-indexed terms using a statically evaluated continue condition."""
+        tid = sim.tid()
+        value = float(0.0)
+        for i in range(20):
+            if sim.static(i % 2 == 0):
+                continue
+            value += float(i) * x[tid]
+        out[tid] = value
+
+    x = sim.full(2, 2.0, requires_grad=True, device=device)
+    out = sim.zeros_like(x, requires_grad=True)
+    with sim.Tape() as tape:
+        sim.launch(continue_static, 2, inputs=[x, out], device=device)
+    tape.backward(grads=[(out, wpc.ones_like(out))])
+    np.testing.assert_allclose(sim.to_numpy(out), [200, 200])
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(x)), [100, 100])
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail

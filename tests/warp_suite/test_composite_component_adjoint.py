@@ -16,23 +16,10 @@ performance contract that these tests complement.
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
 wpc.declare_out_of_scope(__name__, {
-    "TestCompositeComponentAdjoint.test_array_composite_slot_augassign_backward": "autodiff",
-    "TestCompositeComponentAdjoint.test_array_composite_slot_multiply_assign_backward_rejected": "autodiff",
-    "TestCompositeComponentAdjoint.test_array_mat33_row_add_assign_backward": "tiles + autodiff",
-    "TestCompositeComponentAdjoint.test_array_mat33_row_write_backward": "tiles + autodiff",
-    "TestCompositeComponentAdjoint.test_array_rooted_composite_slot_gradients": "autodiff",
-    "TestCompositeComponentAdjoint.test_embedded_array_without_outer_gradient": "autodiff",
-    "TestCompositeComponentAdjoint.test_gh1174_array_struct_field": "autodiff",
-    "TestCompositeComponentAdjoint.test_gh248_sequential_component_writes": "autodiff",
-    "TestCompositeComponentAdjoint.test_gh583_array_vec_component": "autodiff",
-    "TestCompositeComponentAdjoint.test_inline_slice_updates_preserve_values_and_gradients": "autodiff",
-    "TestCompositeComponentAdjoint.test_mat33_element_write": "autodiff",
-    "TestCompositeComponentAdjoint.test_nested_view_component_gradient": "tiles + autodiff",
-    "TestCompositeComponentAdjoint.test_struct_field_array_composite_slot_write": "autodiff",
-    "TestCompositeComponentAdjoint.test_struct_vec_field_write": "autodiff",
-    "TestCompositeComponentAdjoint.test_transform_translation_write": "autodiff",
-    "TestCompositeComponentAdjoint.test_wp_adjoint_array_component_accumulates_cuda": "autodiff",
-    "TestCompositeComponentAdjoint.test_wp_adjoint_composite_component_write": "tiles + autodiff",
+    "TestCompositeComponentAdjoint.test_array_mat33_row_add_assign_backward": "tiles",
+    "TestCompositeComponentAdjoint.test_array_mat33_row_write_backward": "tiles",
+    "TestCompositeComponentAdjoint.test_nested_view_component_gradient": "tiles",
+    "TestCompositeComponentAdjoint.test_wp_adjoint_composite_component_write": "tiles",
 })
 import unittest
 
@@ -50,10 +37,19 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
     mat22s = sim.types.matrix(shape=(2, 2), dtype=sim.int16)
 except Exception as _error:
     mat22s = wpc.failed_definition('mat22s', _error)
-mat23 = wpc.out_of_scope_definition('mat23', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    mat23 = sim.types.matrix(shape=(2, 3), dtype=float)
+except Exception as _error:
+    mat23 = wpc.failed_definition('mat23', _error)
 
 
-Scalar = wpc.out_of_scope_definition('Scalar', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class Scalar:
+        a: sim.float32
+        b: sim.float32
+except Exception as _error:
+    Scalar = wpc.failed_definition('Scalar', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -65,10 +61,25 @@ except Exception as _error:
     StateStruct = wpc.failed_definition('StateStruct', _error)
 
 
-seed_scalar_grad_kernel = wpc.out_of_scope_definition('seed_scalar_grad_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def seed_scalar_grad_kernel(g: sim.array[Scalar], a_val: sim.float32, b_val: sim.float32):
+        i = sim.tid()
+        g[i] = Scalar(a_val, b_val)
+except Exception as _error:
+    seed_scalar_grad_kernel = wpc.failed_definition('seed_scalar_grad_kernel', _error)
 
 
-seed_state_grad_kernel = wpc.out_of_scope_definition('seed_state_grad_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def seed_state_grad_kernel(g: sim.array[StateStruct], pos: sim.vec3, vel: sim.vec3):
+        i = sim.tid()
+        s = StateStruct()
+        s.position = pos
+        s.velocity = vel
+        g[i] = s
+except Exception as _error:
+    seed_state_grad_kernel = wpc.failed_definition('seed_state_grad_kernel', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -82,40 +93,131 @@ except Exception as _error:
 # --------- kernels under test ---------
 
 
-gh583_kernel = wpc.out_of_scope_definition('gh583_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def gh583_kernel(dst: sim.array[sim.vec3], src: sim.array[sim.float32]):
+        i = sim.tid()
+        dst[i].y = src[i]
+except Exception as _error:
+    gh583_kernel = wpc.failed_definition('gh583_kernel', _error)
 
 
-gh248_kernel = wpc.out_of_scope_definition('gh248_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def gh248_kernel(y: sim.array[sim.vec3], x: sim.array[sim.float32]):
+        tid = sim.tid()
+        y[tid].x = x[tid] * 2.0
+        y[tid].y = x[tid] * 3.0
+        y[tid].z = x[tid] * 4.0
+except Exception as _error:
+    gh248_kernel = wpc.failed_definition('gh248_kernel', _error)
 
 
-gh1174_kernel = wpc.out_of_scope_definition('gh1174_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def gh1174_kernel(y: sim.array[Scalar], x: sim.array[sim.float32]):
+        i = sim.tid()
+        y[i].a = x[i]
+except Exception as _error:
+    gh1174_kernel = wpc.failed_definition('gh1174_kernel', _error)
 
 
-mat33_element_kernel = wpc.out_of_scope_definition('mat33_element_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def mat33_element_kernel(y: sim.array[sim.mat33], x: sim.array[sim.float32]):
+        i = sim.tid()
+        y[i][1, 2] = x[i]
+except Exception as _error:
+    mat33_element_kernel = wpc.failed_definition('mat33_element_kernel', _error)
 
 
-mat33_row_kernel = wpc.out_of_scope_definition('mat33_row_kernel', 'tiles + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+mat33_row_kernel = wpc.out_of_scope_definition('mat33_row_kernel', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-array_rooted_vec3_subscript_component_iadd_kernel = wpc.out_of_scope_definition('array_rooted_vec3_subscript_component_iadd_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def array_rooted_vec3_subscript_component_iadd_kernel(src: sim.array[sim.float32], dst: sim.array[sim.vec3]):
+        dst[0][0] += src[0]
+except Exception as _error:
+    array_rooted_vec3_subscript_component_iadd_kernel = wpc.failed_definition('array_rooted_vec3_subscript_component_iadd_kernel', _error)
 
 
-array_rooted_vec3_attribute_component_iadd_kernel = wpc.out_of_scope_definition('array_rooted_vec3_attribute_component_iadd_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def array_rooted_vec3_attribute_component_iadd_kernel(src: sim.array[sim.float32], dst: sim.array[sim.vec3]):
+        dst[0].x += src[0]
+except Exception as _error:
+    array_rooted_vec3_attribute_component_iadd_kernel = wpc.failed_definition('array_rooted_vec3_attribute_component_iadd_kernel', _error)
 
 
-array_rooted_vec3_component_imul_backward_enabled_kernel = wpc.out_of_scope_definition('array_rooted_vec3_component_imul_backward_enabled_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(module="unique")
+    def array_rooted_vec3_component_imul_backward_enabled_kernel(src: sim.array[sim.float32], dst: sim.array[sim.vec3]):
+        dst[0].x *= src[0]
+except Exception as _error:
+    array_rooted_vec3_component_imul_backward_enabled_kernel = wpc.failed_definition('array_rooted_vec3_component_imul_backward_enabled_kernel', _error)
 
 
-array_rooted_mat23_row_store_kernel = wpc.out_of_scope_definition('array_rooted_mat23_row_store_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def array_rooted_mat23_row_store_kernel(src: sim.array[sim.vec3], dst: sim.array[mat23]):
+        dst[0][0] = src[0]
+except Exception as _error:
+    array_rooted_mat23_row_store_kernel = wpc.failed_definition('array_rooted_mat23_row_store_kernel', _error)
 
 
-mat33_row_iadd_kernel = wpc.out_of_scope_definition('mat33_row_iadd_kernel', 'tiles + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+mat33_row_iadd_kernel = wpc.out_of_scope_definition('mat33_row_iadd_kernel', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-update_inline_sliced_arrays = wpc.out_of_scope_definition('update_inline_sliced_arrays', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(module="unique")
+    def update_inline_sliced_arrays(
+        components: sim.array[sim.vec3],
+        source: sim.array[float],
+        start: int,
+        stop: int,
+        step: int,
+    ):
+        i = sim.tid()
+        components[start:stop:step][i].x = source[i]
+        components[start:stop:step][i][1] += source[i]
+except Exception as _error:
+    update_inline_sliced_arrays = wpc.failed_definition('update_inline_sliced_arrays', _error)
 
 
-test_inline_slice_updates_preserve_values_and_gradients = wpc.out_of_scope_definition('test_inline_slice_updates_preserve_values_and_gradients', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_inline_slice_updates_preserve_values_and_gradients(test, device):
+    """Write through inline slices and route gradients to the selected elements."""
+    for start, stop, step, selected in ((0, 4, 2, [0, 2]), (3, -5, -2, [3, 1])):
+        with test.subTest(step=step):
+            components = sim.full(4, sim.vec3(7.0), dtype=sim.vec3, requires_grad=True, device=device)
+            source = sim.array([3.0, 5.0], dtype=float, requires_grad=True, device=device)
+            with sim.Tape() as tape:
+                sim.launch(
+                    update_inline_sliced_arrays,
+                    dim=2,
+                    inputs=[components, source, start, stop, step],
+                    device=device,
+                )
+
+            expected_store = np.full(4, 7.0)
+            expected_store[selected] = [3.0, 5.0]
+            expected_add = np.full(4, 7.0)
+            expected_add[selected] = [10.0, 12.0]
+            expected_components = np.full((4, 3), 7.0)
+            expected_components[:, 0] = expected_store
+            expected_components[:, 1] = expected_add
+            np.testing.assert_array_equal(sim.to_numpy(components), expected_components)
+
+            tape.backward(
+                grads=[(components, sim.full(4, sim.vec3(1.0), dtype=sim.vec3, device=device))]
+            )
+            expected_store_grad = np.ones(4)
+            expected_store_grad[selected] = 0.0
+            expected_component_grad = np.ones((4, 3))
+            expected_component_grad[:, 0] = expected_store_grad
+            np.testing.assert_array_equal(sim.to_numpy(wpc.grad(components)), expected_component_grad)
+            np.testing.assert_array_equal(sim.to_numpy(wpc.grad(source)), [2.0, 2.0])
+            np.testing.assert_array_equal(sim.to_numpy(components), expected_components)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -184,10 +286,42 @@ except Exception as _error:
     vec3_component_iadd_atomic_kernel = wpc.failed_definition('vec3_component_iadd_atomic_kernel', _error)
 
 
-vec2_component_iadd_replay_kernel = wpc.out_of_scope_definition('vec2_component_iadd_replay_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def vec2_component_iadd_replay_kernel(
+        vec_y: sim.array[sim.vec2],
+        scalar_y: sim.array[sim.float32],
+        vec_x: sim.array[sim.float32],
+        scalar_x: sim.array[sim.float32],
+        vec_out: sim.array[sim.float32],
+        scalar_out: sim.array[sim.float32],
+    ):
+        vec_y[0].x += vec_x[0]
+        scalar_y[0] += scalar_x[0]
+
+        vec_out[0] = vec_y[0].x * vec_y[0].x
+        scalar_out[0] = scalar_y[0] * scalar_y[0]
+except Exception as _error:
+    vec2_component_iadd_replay_kernel = wpc.failed_definition('vec2_component_iadd_replay_kernel', _error)
 
 
-vec2_component_isub_replay_kernel = wpc.out_of_scope_definition('vec2_component_isub_replay_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def vec2_component_isub_replay_kernel(
+        vec_y: sim.array[sim.vec2],
+        scalar_y: sim.array[sim.float32],
+        vec_x: sim.array[sim.float32],
+        scalar_x: sim.array[sim.float32],
+        vec_out: sim.array[sim.float32],
+        scalar_out: sim.array[sim.float32],
+    ):
+        vec_y[0].x -= vec_x[0]
+        scalar_y[0] -= scalar_x[0]
+
+        vec_out[0] = vec_y[0].x * vec_y[0].x
+        scalar_out[0] = scalar_y[0] * scalar_y[0]
+except Exception as _error:
+    vec2_component_isub_replay_kernel = wpc.failed_definition('vec2_component_isub_replay_kernel', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -269,10 +403,22 @@ def test_array_composite_slot_augassign_with_array_indices(test, device):
     assert_np_equal(sim.to_numpy(out), expected)
 
 
-transform_p_kernel = wpc.out_of_scope_definition('transform_p_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def transform_p_kernel(y: sim.array[sim.transformf], p: sim.array[sim.vec3]):
+        i = sim.tid()
+        y[i].p = p[i]
+except Exception as _error:
+    transform_p_kernel = wpc.failed_definition('transform_p_kernel', _error)
 
 
-struct_vec_field_kernel = wpc.out_of_scope_definition('struct_vec_field_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def struct_vec_field_kernel(y: sim.array[StateStruct], p: sim.array[sim.vec3]):
+        i = sim.tid()
+        y[i].position = p[i]
+except Exception as _error:
+    struct_vec_field_kernel = wpc.failed_definition('struct_vec_field_kernel', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -283,13 +429,35 @@ except Exception as _error:
     VecArrayFieldHolder = wpc.failed_definition('VecArrayFieldHolder', _error)
 
 
-MatArrayFieldHolder = wpc.out_of_scope_definition('MatArrayFieldHolder', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class MatArrayFieldHolder:
+        values: sim.array[sim.mat33]
+except Exception as _error:
+    MatArrayFieldHolder = wpc.failed_definition('MatArrayFieldHolder', _error)
 
 
-embedded_array_slot_write_kernel = wpc.out_of_scope_definition('embedded_array_slot_write_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def embedded_array_slot_write_kernel(holders: sim.array[VecArrayFieldHolder], src: sim.array[float]):
+        holders[0].values[0].x = src[0]
+except Exception as _error:
+    embedded_array_slot_write_kernel = wpc.failed_definition('embedded_array_slot_write_kernel', _error)
 
 
-test_embedded_array_without_outer_gradient = wpc.out_of_scope_definition('test_embedded_array_without_outer_gradient', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_embedded_array_without_outer_gradient(test, device):
+    """Differentiate an embedded component store without an outer gradient array."""
+    holder = VecArrayFieldHolder()
+    holder.values = sim.array([[2.0, 3.0, 4.0]], dtype=sim.vec3, device=device, requires_grad=True)
+    holders = sim.array([holder], dtype=VecArrayFieldHolder, device=device)
+    src = sim.array([5.0], dtype=float, device=device, requires_grad=True)
+    with sim.Tape() as tape:
+        sim.launch(embedded_array_slot_write_kernel, 1, [holders, src], device=device)
+    wpc.fill_(wpc.grad(holder.values), sim.vec3(1.0))
+    tape.backward()
+    np.testing.assert_array_equal(sim.to_numpy(holder.values), [[5.0, 3.0, 4.0]])
+    np.testing.assert_array_equal(sim.to_numpy(wpc.grad(src)), [1.0])
+    np.testing.assert_array_equal(sim.to_numpy(wpc.grad(holder.values)), [[0.0, 1.0, 1.0]])
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -300,28 +468,71 @@ except Exception as _error:
     struct_field_slot_write_rhs_eval_order_kernel = wpc.failed_definition('struct_field_slot_write_rhs_eval_order_kernel', _error)
 
 
-_k_struct_field_vec_component_write = wpc.out_of_scope_definition('_k_struct_field_vec_component_write', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def _k_struct_field_vec_component_write(holder: VecArrayFieldHolder, x: sim.array[sim.float32]):
+        holder.values[0].x = x[0]
+except Exception as _error:
+    _k_struct_field_vec_component_write = wpc.failed_definition('_k_struct_field_vec_component_write', _error)
 
 
-_k_struct_field_array_alias_component_write = wpc.out_of_scope_definition('_k_struct_field_array_alias_component_write', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def _k_struct_field_array_alias_component_write(holder: VecArrayFieldHolder, x: sim.array[sim.float32]):
+        values = holder.values
+        values[0].x = x[0]
+except Exception as _error:
+    _k_struct_field_array_alias_component_write = wpc.failed_definition('_k_struct_field_array_alias_component_write', _error)
 
 
-_k_array_view_component_write = wpc.out_of_scope_definition('_k_array_view_component_write', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def _k_array_view_component_write(values: sim.array2d[sim.vec3], x: sim.array[sim.float32]):
+        view = values[0]
+        view[0].x = x[0]
+except Exception as _error:
+    _k_array_view_component_write = wpc.failed_definition('_k_array_view_component_write', _error)
 
 
-nested_view_component_write = wpc.out_of_scope_definition('nested_view_component_write', 'tiles + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+nested_view_component_write = wpc.out_of_scope_definition('nested_view_component_write', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-test_nested_view_component_gradient = wpc.out_of_scope_definition('test_nested_view_component_gradient', 'tiles + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+test_nested_view_component_gradient = wpc.out_of_scope_definition('test_nested_view_component_gradient', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-_k_struct_field_mat_row_write = wpc.out_of_scope_definition('_k_struct_field_mat_row_write', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def _k_struct_field_mat_row_write(holder: MatArrayFieldHolder, x: sim.array[sim.vec3]):
+        holder.values[0][1] = x[0]
+except Exception as _error:
+    _k_struct_field_mat_row_write = wpc.failed_definition('_k_struct_field_mat_row_write', _error)
 
 
-_k_struct_field_vec_component_iadd_replay = wpc.out_of_scope_definition('_k_struct_field_vec_component_iadd_replay', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def _k_struct_field_vec_component_iadd_replay(
+        holder: VecArrayFieldHolder,
+        x: sim.array[sim.float32],
+        out: sim.array[sim.float32],
+    ):
+        holder.values[0].x += x[0]
+        out[0] = holder.values[0].x * holder.values[0].x
+except Exception as _error:
+    _k_struct_field_vec_component_iadd_replay = wpc.failed_definition('_k_struct_field_vec_component_iadd_replay', _error)
 
 
-_k_struct_field_array_alias_component_iadd_replay = wpc.out_of_scope_definition('_k_struct_field_array_alias_component_iadd_replay', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def _k_struct_field_array_alias_component_iadd_replay(
+        holder: VecArrayFieldHolder,
+        x: sim.array[sim.float32],
+        out: sim.array[sim.float32],
+    ):
+        values = holder.values
+        values[0].x += x[0]
+        out[0] = values[0].x * values[0].x
+except Exception as _error:
+    _k_struct_field_array_alias_component_iadd_replay = wpc.failed_definition('_k_struct_field_array_alias_component_iadd_replay', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -333,16 +544,32 @@ except Exception as _error:
     _k_struct_field_vec_component_iadd_atomic = wpc.failed_definition('_k_struct_field_vec_component_iadd_atomic', _error)
 
 
-AdjVecHolder = wpc.out_of_scope_definition('AdjVecHolder', 'tiles + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.struct
+    class AdjVecHolder:
+        vec: sim.vec3
+except Exception as _error:
+    AdjVecHolder = wpc.failed_definition('AdjVecHolder', _error)
 
 
-_adj_sum_vec = wpc.out_of_scope_definition('_adj_sum_vec', 'tiles + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def _adj_sum_vec(x: AdjVecHolder):
+        return x.vec[0] + x.vec[1] + x.vec[2]
+except Exception as _error:
+    _adj_sum_vec = wpc.failed_definition('_adj_sum_vec', _error)
 
 
-_adj_sum_vec_grad = wpc.out_of_scope_definition('_adj_sum_vec_grad', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func_grad(_adj_sum_vec)
+    def _adj_sum_vec_grad(x: AdjVecHolder, adj_ret: sim.float32):
+        # Plain component writes to an adjoint should use normal adjoint-store behavior.
+        sim.adjoint[x.vec].y = adj_ret * 5.0
+except Exception as _error:
+    _adj_sum_vec_grad = wpc.failed_definition('_adj_sum_vec_grad', _error)
 
 
-_k_adjoint_component_write = wpc.out_of_scope_definition('_k_adjoint_component_write', 'tiles + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+_k_adjoint_component_write = wpc.out_of_scope_definition('_k_adjoint_component_write', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -353,7 +580,12 @@ except Exception as _error:
     _lookup_vec_x = wpc.failed_definition('_lookup_vec_x', _error)
 
 
-_adj_lookup_vec_x = wpc.out_of_scope_definition('_adj_lookup_vec_x', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func_grad(_lookup_vec_x)
+    def _adj_lookup_vec_x(values: sim.array[sim.vec3], index: int, adj_ret: sim.float32):
+        sim.adjoint[values][index].x += adj_ret
+except Exception as _error:
+    _adj_lookup_vec_x = wpc.failed_definition('_adj_lookup_vec_x', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -372,25 +604,167 @@ class TestCompositeComponentAdjoint(unittest.TestCase):
     pass
 
 
-test_gh583_array_vec_component = wpc.out_of_scope_definition('test_gh583_array_vec_component', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_gh583_array_vec_component(test, device):
+    """Verify array vector component writes propagate scalar gradients."""
+    n = 4
+    src = sim.array(np.ones(n, dtype=np.float32), dtype=sim.float32, requires_grad=True, device=device)
+    dst = sim.zeros(n, dtype=sim.vec3, requires_grad=True, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(gh583_kernel, n, inputs=[dst, src], device=device)
+
+    sim.requires_grad(dst, grad=sim.array(np.ones((n, 3), dtype=np.float32), dtype=sim.vec3, device=device))
+    tape.backward()
+
+    assert_np_equal(sim.to_numpy(wpc.grad(src)), np.ones(n, dtype=np.float32))
 
 
-test_gh248_sequential_component_writes = wpc.out_of_scope_definition('test_gh248_sequential_component_writes', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_gh248_sequential_component_writes(test, device):
+    """Verify sequential vector component writes propagate gradients."""
+    n = 3
+    x = sim.array(np.ones(n, dtype=np.float32), dtype=sim.float32, requires_grad=True, device=device)
+    y = sim.zeros(n, dtype=sim.vec3, requires_grad=True, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(gh248_kernel, n, inputs=[y, x], device=device)
+
+    sim.requires_grad(y, grad=sim.array(np.ones((n, 3), dtype=np.float32), dtype=sim.vec3, device=device))
+    tape.backward()
+
+    assert_np_equal(sim.to_numpy(wpc.grad(x)), np.full(n, 9.0, dtype=np.float32))
 
 
-test_gh1174_array_struct_field = wpc.out_of_scope_definition('test_gh1174_array_struct_field', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_gh1174_array_struct_field(test, device):
+    """Verify array struct field writes propagate scalar gradients."""
+    n = 3
+    x = sim.array(np.ones(n, dtype=np.float32), dtype=sim.float32, requires_grad=True, device=device)
+    y = sim.zeros(n, dtype=Scalar, requires_grad=True, device=device)
+
+    sim.launch(seed_scalar_grad_kernel, n, inputs=[wpc.grad(y), 1.0, 0.0], device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(gh1174_kernel, n, inputs=[y, x], device=device)
+    tape.backward()
+
+    assert_np_equal(sim.to_numpy(wpc.grad(x)), np.ones(n, dtype=np.float32))
 
 
-test_mat33_element_write = wpc.out_of_scope_definition('test_mat33_element_write', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_mat33_element_write(test, device):
+    """Verify mat33 element writes propagate scalar gradients."""
+    n = 2
+    x = sim.array(np.full(n, 7.0, dtype=np.float32), dtype=sim.float32, requires_grad=True, device=device)
+    y = sim.zeros(n, dtype=sim.mat33, requires_grad=True, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(mat33_element_kernel, n, inputs=[y, x], device=device)
+    sim.requires_grad(y, grad=sim.array(np.ones((n, 3, 3), dtype=np.float32), dtype=sim.mat33, device=device))
+    tape.backward()
+
+    assert_np_equal(sim.to_numpy(wpc.grad(x)), np.ones(n, dtype=np.float32))
 
 
-test_transform_translation_write = wpc.out_of_scope_definition('test_transform_translation_write', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_transform_translation_write(test, device):
+    """Verify array transform translation writes propagate vector gradients."""
+    n = 2
+    p = sim.array(np.ones((n, 3), dtype=np.float32), dtype=sim.vec3, requires_grad=True, device=device)
+    y = sim.zeros(n, dtype=sim.transformf, requires_grad=True, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(transform_p_kernel, n, inputs=[y, p], device=device)
+    sim.requires_grad(y, grad=sim.array(np.ones((n, 7), dtype=np.float32), dtype=sim.transformf, device=device))
+    tape.backward()
+
+    assert_np_equal(sim.to_numpy(wpc.grad(p)), np.ones((n, 3), dtype=np.float32))
 
 
-test_struct_vec_field_write = wpc.out_of_scope_definition('test_struct_vec_field_write', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_struct_vec_field_write(test, device):
+    """Verify struct vec field writes propagate vector gradients."""
+    n = 2
+    p = sim.array(np.ones((n, 3), dtype=np.float32), dtype=sim.vec3, requires_grad=True, device=device)
+    y = sim.zeros(n, dtype=StateStruct, requires_grad=True, device=device)
+
+    sim.launch(seed_state_grad_kernel, n, inputs=[wpc.grad(y), sim.vec3(1.0, 1.0, 1.0), sim.vec3(0.0, 0.0, 0.0)], device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(struct_vec_field_kernel, n, inputs=[y, p], device=device)
+    tape.backward()
+
+    assert_np_equal(sim.to_numpy(wpc.grad(p)), np.ones((n, 3), dtype=np.float32))
 
 
-test_struct_field_array_composite_slot_write = wpc.out_of_scope_definition('test_struct_field_array_composite_slot_write', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_struct_field_array_composite_slot_write(test, device):
+    """Verify struct-field array slot writes propagate gradients."""
+    with test.subTest("direct struct field"):
+        scalar_src = sim.array([2.0], dtype=sim.float32, requires_grad=True, device=device)
+        vec_values = sim.zeros(1, dtype=sim.vec3, requires_grad=True, device=device)
+        vec_holder = VecArrayFieldHolder()
+        vec_holder.values = vec_values
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(_k_struct_field_vec_component_write, 1, inputs=[vec_holder, scalar_src], device=device)
+
+        sim.requires_grad(vec_values, grad=sim.array([[3.0, 0.0, 0.0]], dtype=sim.vec3, device=device))
+        tape.backward()
+
+        assert_np_equal(sim.to_numpy(vec_values), np.array([[2.0, 0.0, 0.0]], dtype=np.float32))
+        assert_np_equal(sim.to_numpy(wpc.grad(scalar_src)), np.array([3.0], dtype=np.float32))
+
+    with test.subTest("array alias"):
+        alias_src = sim.array([4.0], dtype=sim.float32, requires_grad=True, device=device)
+        alias_values = sim.zeros(1, dtype=sim.vec3, requires_grad=True, device=device)
+        alias_holder = VecArrayFieldHolder()
+        alias_holder.values = alias_values
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(_k_struct_field_array_alias_component_write, 1, inputs=[alias_holder, alias_src], device=device)
+
+        sim.requires_grad(alias_values, grad=sim.array([[5.0, 0.0, 0.0]], dtype=sim.vec3, device=device))
+        tape.backward()
+
+        assert_np_equal(sim.to_numpy(alias_values), np.array([[4.0, 0.0, 0.0]], dtype=np.float32))
+        assert_np_equal(sim.to_numpy(wpc.grad(alias_src)), np.array([5.0], dtype=np.float32))
+
+    with test.subTest("view"):
+        view_src = sim.array([6.0], dtype=sim.float32, requires_grad=True, device=device)
+        view_values = sim.zeros((1, 1), dtype=sim.vec3, requires_grad=True, device=device)
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(_k_array_view_component_write, 1, inputs=[view_values, view_src], device=device)
+
+        sim.requires_grad(view_values, grad=sim.array([[[7.0, 0.0, 0.0]]], dtype=sim.vec3, device=device))
+        tape.backward()
+
+        assert_np_equal(sim.to_numpy(view_values), np.array([[[6.0, 0.0, 0.0]]], dtype=np.float32))
+        assert_np_equal(sim.to_numpy(wpc.grad(view_src)), np.array([7.0], dtype=np.float32))
+
+    with test.subTest("matrix row"):
+        row_src = sim.array([[1.0, 2.0, 3.0]], dtype=sim.vec3, requires_grad=True, device=device)
+        mat_values = sim.zeros(1, dtype=sim.mat33, requires_grad=True, device=device)
+        mat_holder = MatArrayFieldHolder()
+        mat_holder.values = mat_values
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(_k_struct_field_mat_row_write, 1, inputs=[mat_holder, row_src], device=device)
+
+        grad_seed = np.zeros((1, 3, 3), dtype=np.float32)
+        grad_seed[0, 1, :] = [4.0, 5.0, 6.0]
+        sim.requires_grad(mat_values, grad=sim.array(grad_seed, dtype=sim.mat33, device=device))
+        tape.backward()
+
+        expected = np.zeros((1, 3, 3), dtype=np.float32)
+        expected[0, 1, :] = [1.0, 2.0, 3.0]
+        assert_np_equal(sim.to_numpy(mat_values), expected)
+        assert_np_equal(sim.to_numpy(wpc.grad(row_src)), np.array([[4.0, 5.0, 6.0]], dtype=np.float32))
 
 
 def test_composite_slot_type_mismatch_reports_error(test, device):
@@ -410,19 +784,78 @@ def test_composite_slot_type_mismatch_reports_error(test, device):
             sim.launch(_k_mismatch, n, inputs=[y, src])
 
 
-test_wp_adjoint_composite_component_write = wpc.out_of_scope_definition('test_wp_adjoint_composite_component_write', 'tiles + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+test_wp_adjoint_composite_component_write = wpc.out_of_scope_definition('test_wp_adjoint_composite_component_write', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-test_wp_adjoint_array_component_accumulates_cuda = wpc.out_of_scope_definition('test_wp_adjoint_array_component_accumulates_cuda', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_wp_adjoint_array_component_accumulates_cuda(test, device):
+    """Accumulate contended array-component gradients on CUDA."""
+    n = 4096
+    value_count = 31
+    rng = np.random.default_rng(307)
+    values_np = rng.random((value_count, 3), dtype=np.float32)
+    indices_np = rng.integers(0, value_count, size=n, dtype=np.int32)
+
+    values = sim.array(values_np, dtype=sim.vec3, device=device, requires_grad=True)
+    indices = sim.array(indices_np, dtype=sim.int32, device=device)
+    out = sim.zeros(n, dtype=sim.float32, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(_k_adjoint_component_atomic, dim=n, inputs=[values, indices], outputs=[out], device=device)
+    tape.backward(grads=[(out, sim.ones(n, dtype=sim.float32, device=device))])
+
+    expected = np.zeros((value_count, 3), dtype=np.float32)
+    expected[:, 0] = np.bincount(indices_np, minlength=value_count).astype(np.float32)
+    assert_np_equal(sim.to_numpy(wpc.grad(values)), expected)
 
 
-test_array_mat33_row_write_backward = wpc.out_of_scope_definition('test_array_mat33_row_write_backward', 'tiles + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+test_array_mat33_row_write_backward = wpc.out_of_scope_definition('test_array_mat33_row_write_backward', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-test_array_rooted_composite_slot_gradients = wpc.out_of_scope_definition('test_array_rooted_composite_slot_gradients', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_array_rooted_composite_slot_gradients(test, device):
+    """Verify array-rooted slot writes propagate gradients."""
+    component_kernels = (
+        array_rooted_vec3_subscript_component_iadd_kernel,
+        array_rooted_vec3_attribute_component_iadd_kernel,
+    )
+
+    for kernel in component_kernels:
+        src = sim.array([2.0], dtype=sim.float32, requires_grad=True, device=device)
+        dst = sim.array([[5.0, 0.0, 0.0]], dtype=sim.vec3, requires_grad=True, device=device)
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(kernel, dim=1, inputs=[src, dst], device=device)
+
+        sim.requires_grad(dst, grad=sim.array(np.ones((1, 3), dtype=np.float32), dtype=sim.vec3, device=device))
+        tape.backward()
+
+        assert_np_equal(sim.to_numpy(dst), np.array([[7.0, 0.0, 0.0]], dtype=np.float32))
+        assert_np_equal(sim.to_numpy(wpc.grad(src)), np.array([1.0], dtype=np.float32))
+
+    src = sim.array([[1.0, 2.0, 3.0]], dtype=sim.vec3, requires_grad=True, device=device)
+    dst = sim.zeros(1, dtype=mat23, requires_grad=True, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(array_rooted_mat23_row_store_kernel, dim=1, inputs=[src, dst], device=device)
+
+    sim.requires_grad(dst, grad=sim.array(np.ones((1, 2, 3), dtype=np.float32), dtype=mat23, device=device))
+    tape.backward()
+
+    expected = np.zeros((1, 2, 3), dtype=np.float32)
+    expected[0, 0, :] = [1.0, 2.0, 3.0]
+    assert_np_equal(sim.to_numpy(dst), expected)
+    assert_np_equal(sim.to_numpy(wpc.grad(src)), np.ones((1, 3), dtype=np.float32))
 
 
-test_array_composite_slot_multiply_assign_backward_rejected = wpc.out_of_scope_definition('test_array_composite_slot_multiply_assign_backward_rejected', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_array_composite_slot_multiply_assign_backward_rejected(test, device):
+    """Verify unsupported differentiable slot ``*=`` fails with backward enabled."""
+    src = sim.array([2.0], dtype=sim.float32, requires_grad=True, device=device)
+    dst = sim.array([[5.0, 0.0, 0.0]], dtype=sim.vec3, requires_grad=True, device=device)
+
+    with test.assertRaisesRegex(Exception, "Differentiable composite slot augmented assignments"):
+        sim.launch(array_rooted_vec3_component_imul_backward_enabled_kernel, dim=1, inputs=[src, dst], device=device)
 
 
 def test_slot_write_rhs_eval_order(test, device):
@@ -473,10 +906,70 @@ def test_slot_write_rejects_non_integer_array_index(test, device):
 test_contended_array_composite_slot_augassign_cuda = wpc.out_of_scope_definition('test_contended_array_composite_slot_augassign_cuda', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-test_array_composite_slot_augassign_backward = wpc.out_of_scope_definition('test_array_composite_slot_augassign_backward', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_array_composite_slot_augassign_backward(test, device):
+    """Match scalar gradients for composite-slot ``+=`` and ``-=``."""
+    for label, kernel, initial_y in (
+        ("add", vec2_component_iadd_replay_kernel, 2.0),
+        ("sub", vec2_component_isub_replay_kernel, 8.0),
+    ):
+        with test.subTest(label):
+            vec_y = sim.array(
+                np.array([[initial_y, 0.0]], dtype=np.float32), dtype=sim.vec2, requires_grad=True, device=device
+            )
+            scalar_y = sim.array(
+                np.array([initial_y], dtype=np.float32), dtype=sim.float32, requires_grad=True, device=device
+            )
+            vec_x = sim.array(np.array([3.0], dtype=np.float32), dtype=sim.float32, requires_grad=True, device=device)
+            scalar_x = sim.array(np.array([3.0], dtype=np.float32), dtype=sim.float32, requires_grad=True, device=device)
+            vec_out = sim.zeros(1, dtype=sim.float32, requires_grad=True, device=device)
+            scalar_out = sim.zeros(1, dtype=sim.float32, requires_grad=True, device=device)
+
+            tape = sim.Tape()
+            with tape:
+                sim.launch(
+                    kernel,
+                    1,
+                    inputs=[vec_y, scalar_y, vec_x, scalar_x, vec_out, scalar_out],
+                    device=device,
+                )
+
+            assert_np_equal(sim.to_numpy(vec_y)[:, 0], sim.to_numpy(scalar_y))
+            assert_np_equal(sim.to_numpy(vec_out), sim.to_numpy(scalar_out))
+
+            sim.requires_grad(vec_out, grad=sim.ones(1, dtype=sim.float32, device=device))
+            sim.requires_grad(scalar_out, grad=sim.ones(1, dtype=sim.float32, device=device))
+            tape.backward()
+
+            assert_np_equal(sim.to_numpy(vec_y)[:, 0], sim.to_numpy(scalar_y))
+            assert_np_equal(sim.to_numpy(wpc.grad(vec_x)), sim.to_numpy(wpc.grad(scalar_x)))
+            assert_np_equal(sim.to_numpy(wpc.grad(vec_y))[:, 0], sim.to_numpy(wpc.grad(scalar_y)))
+
+    for kernel in (
+        _k_struct_field_vec_component_iadd_replay,
+        _k_struct_field_array_alias_component_iadd_replay,
+    ):
+        x = sim.array(np.array([3.0], dtype=np.float32), dtype=sim.float32, requires_grad=True, device=device)
+        values = sim.array(
+            np.array([[2.0, 0.0, 0.0]], dtype=np.float32), dtype=sim.vec3, requires_grad=True, device=device
+        )
+        holder = VecArrayFieldHolder()
+        holder.values = values
+        out = sim.zeros(1, dtype=sim.float32, requires_grad=True, device=device)
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(kernel, 1, inputs=[holder, x], outputs=[out], device=device)
+
+        assert_np_equal(sim.to_numpy(values), np.array([[5.0, 0.0, 0.0]], dtype=np.float32))
+        assert_np_equal(sim.to_numpy(out), np.array([25.0], dtype=np.float32))
+
+        tape.backward(grads=[(out, sim.ones(1, dtype=sim.float32, device=device))])
+
+        assert_np_equal(sim.to_numpy(wpc.grad(x)), np.array([10.0], dtype=np.float32))
+        assert_np_equal(sim.to_numpy(wpc.grad(values)), np.array([[10.0, 0.0, 0.0]], dtype=np.float32))
 
 
-test_array_mat33_row_add_assign_backward = wpc.out_of_scope_definition('test_array_mat33_row_add_assign_backward', 'tiles + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+test_array_mat33_row_add_assign_backward = wpc.out_of_scope_definition('test_array_mat33_row_add_assign_backward', 'tiles')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
 devices = get_test_devices()

@@ -5,12 +5,7 @@
 
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
-wpc.declare_out_of_scope(__name__, {
-    "TestConditional.test_ifexp_reference_branch_grad": "autodiff",
-    "TestConditional.test_ifexp_reference_vec_branch_grad": "autodiff",
-    "TestConditional.test_short_circuit_and_grad": "autodiff",
-    "TestConditional.test_short_circuit_or_grad": "autodiff",
-})
+wpc.declare_out_of_scope(__name__, {})
 import importlib
 import re
 import sys
@@ -97,13 +92,46 @@ except Exception as _error:
     test_conditional_ifexp_nested = wpc.failed_definition('test_conditional_ifexp_nested', _error)
 
 
-test_conditional_ifexp_reference_div_or_load_grad_kernel = wpc.out_of_scope_definition('test_conditional_ifexp_reference_div_or_load_grad_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_conditional_ifexp_reference_div_or_load_grad_kernel(
+        arr: sim.array[float],
+        term: sim.array[float],
+        flag: sim.bool,
+        out: sim.array[float],
+    ):
+        tid = sim.tid()
+        out[tid] = arr[tid] / term[tid] if flag else arr[tid]
+except Exception as _error:
+    test_conditional_ifexp_reference_div_or_load_grad_kernel = wpc.failed_definition('test_conditional_ifexp_reference_div_or_load_grad_kernel', _error)
 
 
-test_conditional_ifexp_reference_arr_or_term_grad_kernel = wpc.out_of_scope_definition('test_conditional_ifexp_reference_arr_or_term_grad_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_conditional_ifexp_reference_arr_or_term_grad_kernel(
+        arr: sim.array[float],
+        term: sim.array[float],
+        flag: sim.bool,
+        out: sim.array[float],
+    ):
+        tid = sim.tid()
+        out[tid] = arr[tid] if flag else term[tid]
+except Exception as _error:
+    test_conditional_ifexp_reference_arr_or_term_grad_kernel = wpc.failed_definition('test_conditional_ifexp_reference_arr_or_term_grad_kernel', _error)
 
 
-test_conditional_ifexp_reference_vec_or_vec_grad_kernel = wpc.out_of_scope_definition('test_conditional_ifexp_reference_vec_or_vec_grad_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_conditional_ifexp_reference_vec_or_vec_grad_kernel(
+        arr: sim.array[sim.vec3],
+        term: sim.array[sim.vec3],
+        flag: sim.bool,
+        out: sim.array[sim.vec3],
+    ):
+        tid = sim.tid()
+        out[tid] = arr[tid] if flag else term[tid]
+except Exception as _error:
+    test_conditional_ifexp_reference_vec_or_vec_grad_kernel = wpc.failed_definition('test_conditional_ifexp_reference_vec_or_vec_grad_kernel', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -447,28 +475,204 @@ except Exception as _error:
     test_short_circuit_or = wpc.failed_definition('test_short_circuit_or', _error)
 
 
-test_short_circuit_and_grad_kernel = wpc.out_of_scope_definition('test_short_circuit_and_grad_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_short_circuit_and_grad_kernel(
+        x: sim.array[float],
+        flag: sim.array[int],
+        out: sim.array[float],
+    ):
+        tid = sim.tid()
+        # flag[tid] != 0 and tid < 2: only threads 0,1 with flag set take the branch.
+        # The backward pass must replay the same short-circuit guards so that
+        # gradients flow only through the operands that were actually evaluated.
+        if flag[tid] != 0 and tid < 2:
+            out[tid] = x[tid] * 3.0
+        else:
+            out[tid] = x[tid] * 1.0
+except Exception as _error:
+    test_short_circuit_and_grad_kernel = wpc.failed_definition('test_short_circuit_and_grad_kernel', _error)
 
 
-test_short_circuit_or_grad_kernel = wpc.out_of_scope_definition('test_short_circuit_or_grad_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_short_circuit_or_grad_kernel(
+        x: sim.array[float],
+        flag: sim.array[int],
+        out: sim.array[float],
+    ):
+        tid = sim.tid()
+        # flag[tid] == 0 or tid >= 2: threads where flag is zero OR tid >= 2.
+        if flag[tid] == 0 or tid >= 2:
+            out[tid] = x[tid] * 1.0
+        else:
+            out[tid] = x[tid] * 3.0
+except Exception as _error:
+    test_short_circuit_or_grad_kernel = wpc.failed_definition('test_short_circuit_or_grad_kernel', _error)
 
 
-test_short_circuit_and_grad = wpc.out_of_scope_definition('test_short_circuit_and_grad', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def test_short_circuit_and_grad(test: unittest.TestCase, device):
+        """Verify that the backward pass through chained ``and`` propagates gradients."""
+        n = 4
+        x = sim.array(np.ones(n, dtype=np.float32), device=device, requires_grad=True)
+        flag = sim.array([1, 1, 0, 0], dtype=int, device=device)
+        out = sim.zeros(n, dtype=float, device=device, requires_grad=True)
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(test_short_circuit_and_grad_kernel, dim=n, inputs=[x, flag, out], device=device)
+
+        # flag=1 and tid<2 → *3; else → *1
+        np.testing.assert_allclose(sim.to_numpy(out), [3.0, 3.0, 1.0, 1.0])
+
+        sim.requires_grad(out, grad=sim.array(np.ones(n, dtype=np.float32), device=device))
+        tape.backward()
+
+        np.testing.assert_allclose(sim.to_numpy(wpc.tape_gradients(tape)[x]), [3.0, 3.0, 1.0, 1.0])
+except Exception as _error:
+    test_short_circuit_and_grad = wpc.failed_definition('test_short_circuit_and_grad', _error)
 
 
-test_short_circuit_or_grad = wpc.out_of_scope_definition('test_short_circuit_or_grad', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def test_short_circuit_or_grad(test: unittest.TestCase, device):
+        """Verify that the backward pass through chained ``or`` propagates gradients."""
+        n = 4
+        x = sim.array(np.ones(n, dtype=np.float32), device=device, requires_grad=True)
+        flag = sim.array([0, 1, 1, 0], dtype=int, device=device)
+        out = sim.zeros(n, dtype=float, device=device, requires_grad=True)
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(test_short_circuit_or_grad_kernel, dim=n, inputs=[x, flag, out], device=device)
+
+        # flag==0 or tid>=2 → *1; else → *3
+        # tid=0: flag=0→true (short-circuit) → *1
+        # tid=1: flag=1→false, tid>=2→false → *3
+        # tid=2: flag=1→false, tid>=2→true  → *1
+        # tid=3: flag=0→true (short-circuit) → *1
+        np.testing.assert_allclose(sim.to_numpy(out), [1.0, 3.0, 1.0, 1.0])
+
+        sim.requires_grad(out, grad=sim.array(np.ones(n, dtype=np.float32), device=device))
+        tape.backward()
+
+        np.testing.assert_allclose(sim.to_numpy(wpc.tape_gradients(tape)[x]), [1.0, 3.0, 1.0, 1.0])
+except Exception as _error:
+    test_short_circuit_or_grad = wpc.failed_definition('test_short_circuit_or_grad', _error)
 
 
-_run_ifexp_reference_branch_grad = wpc.out_of_scope_definition('_run_ifexp_reference_branch_grad', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def _run_ifexp_reference_branch_grad(kernel, flag: bool, device):
+        arr_np = np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32)
+        term_np = np.full(4, 2.0, dtype=np.float32)
+        arr = sim.array(arr_np, dtype=float, device=device, requires_grad=True)
+        term = sim.array(term_np, dtype=float, device=device, requires_grad=True)
+        out = sim.zeros(4, dtype=float, device=device, requires_grad=True)
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(kernel, dim=4, inputs=[arr, term, flag], outputs=[out], device=device)
+
+        seed = sim.ones(4, dtype=float, device=device)
+        tape.backward(grads=[(out, seed)])
+
+        return sim.to_numpy(out), sim.to_numpy(wpc.tape_gradients(tape)[arr]), sim.to_numpy(wpc.tape_gradients(tape)[term])
+except Exception as _error:
+    _run_ifexp_reference_branch_grad = wpc.failed_definition('_run_ifexp_reference_branch_grad', _error)
 
 
-test_ifexp_reference_branch_grad = wpc.out_of_scope_definition('test_ifexp_reference_branch_grad', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def test_ifexp_reference_branch_grad(test: unittest.TestCase, device):
+        """Verify that ternary branches returning array elements must propagate selected adjoints."""
+        out, grad_arr, grad_term = _run_ifexp_reference_branch_grad(
+            test_conditional_ifexp_reference_div_or_load_grad_kernel, False, device
+        )
+        np.testing.assert_allclose(out, [1.0, 2.0, 3.0, 4.0])
+        np.testing.assert_allclose(grad_arr, [1.0, 1.0, 1.0, 1.0])
+        np.testing.assert_allclose(grad_term, [0.0, 0.0, 0.0, 0.0])
+
+        out, grad_arr, grad_term = _run_ifexp_reference_branch_grad(
+            test_conditional_ifexp_reference_div_or_load_grad_kernel, True, device
+        )
+        np.testing.assert_allclose(out, [0.5, 1.0, 1.5, 2.0])
+        np.testing.assert_allclose(grad_arr, [0.5, 0.5, 0.5, 0.5])
+        np.testing.assert_allclose(grad_term, [-0.25, -0.5, -0.75, -1.0])
+
+        out, grad_arr, grad_term = _run_ifexp_reference_branch_grad(
+            test_conditional_ifexp_reference_arr_or_term_grad_kernel, False, device
+        )
+        np.testing.assert_allclose(out, [2.0, 2.0, 2.0, 2.0])
+        np.testing.assert_allclose(grad_arr, [0.0, 0.0, 0.0, 0.0])
+        np.testing.assert_allclose(grad_term, [1.0, 1.0, 1.0, 1.0])
+
+        out, grad_arr, grad_term = _run_ifexp_reference_branch_grad(
+            test_conditional_ifexp_reference_arr_or_term_grad_kernel, True, device
+        )
+        np.testing.assert_allclose(out, [1.0, 2.0, 3.0, 4.0])
+        np.testing.assert_allclose(grad_arr, [1.0, 1.0, 1.0, 1.0])
+        np.testing.assert_allclose(grad_term, [0.0, 0.0, 0.0, 0.0])
+except Exception as _error:
+    test_ifexp_reference_branch_grad = wpc.failed_definition('test_ifexp_reference_branch_grad', _error)
 
 
-_run_ifexp_reference_vec_branch_grad = wpc.out_of_scope_definition('_run_ifexp_reference_vec_branch_grad', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def _run_ifexp_reference_vec_branch_grad(flag: bool, device):
+        arr_np = np.array(
+            [
+                [1.0, 2.0, 3.0],
+                [4.0, 5.0, 6.0],
+                [7.0, 8.0, 9.0],
+                [10.0, 11.0, 12.0],
+            ],
+            dtype=np.float32,
+        )
+        term_np = arr_np * 2.0
+        arr = sim.array(arr_np, dtype=sim.vec3, device=device, requires_grad=True)
+        term = sim.array(term_np, dtype=sim.vec3, device=device, requires_grad=True)
+        out = sim.zeros(4, dtype=sim.vec3, device=device, requires_grad=True)
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(
+                test_conditional_ifexp_reference_vec_or_vec_grad_kernel,
+                dim=4,
+                inputs=[arr, term, flag],
+                outputs=[out],
+                device=device,
+            )
+
+        seed = sim.array(np.ones((4, 3), dtype=np.float32), dtype=sim.vec3, device=device)
+        tape.backward(grads=[(out, seed)])
+
+        return sim.to_numpy(out), sim.to_numpy(wpc.tape_gradients(tape)[arr]), sim.to_numpy(wpc.tape_gradients(tape)[term])
+except Exception as _error:
+    _run_ifexp_reference_vec_branch_grad = wpc.failed_definition('_run_ifexp_reference_vec_branch_grad', _error)
 
 
-test_ifexp_reference_vec_branch_grad = wpc.out_of_scope_definition('test_ifexp_reference_vec_branch_grad', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def test_ifexp_reference_vec_branch_grad(test: unittest.TestCase, device):
+        """Verify that ternary branches returning vector array elements must propagate selected adjoints."""
+        arr_np = np.array(
+            [
+                [1.0, 2.0, 3.0],
+                [4.0, 5.0, 6.0],
+                [7.0, 8.0, 9.0],
+                [10.0, 11.0, 12.0],
+            ],
+            dtype=np.float32,
+        )
+
+        out, grad_arr, grad_term = _run_ifexp_reference_vec_branch_grad(False, device)
+        np.testing.assert_allclose(out, arr_np * 2.0)
+        np.testing.assert_allclose(grad_arr, np.zeros_like(arr_np))
+        np.testing.assert_allclose(grad_term, np.ones_like(arr_np))
+
+        out, grad_arr, grad_term = _run_ifexp_reference_vec_branch_grad(True, device)
+        np.testing.assert_allclose(out, arr_np)
+        np.testing.assert_allclose(grad_arr, np.ones_like(arr_np))
+        np.testing.assert_allclose(grad_term, np.zeros_like(arr_np))
+except Exception as _error:
+    test_ifexp_reference_vec_branch_grad = wpc.failed_definition('test_ifexp_reference_vec_branch_grad', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail

@@ -5,11 +5,7 @@
 
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
-wpc.declare_out_of_scope(__name__, {
-    "TestCopy.test_copy_adjoint": "autodiff",
-    "TestCopy.test_copy_offset_adjoint": "autodiff",
-    "TestCopy.test_copy_offset_adjoint_asymmetric": "autodiff",
-})
+wpc.declare_out_of_scope(__name__, {})
 import gc
 import importlib
 import unittest
@@ -276,7 +272,20 @@ def test_copy_large_stride(test, _, device1, device2):
     assert_all_equal(b, 1)
 
 
-test_copy_adjoint = wpc.out_of_scope_definition('test_copy_adjoint', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_copy_adjoint(test, device):
+    state_in = sim.from_numpy(
+        np.array([1.0, 2.0, 3.0]).astype(np.float32), dtype=sim.float32, requires_grad=True, device=device
+    )
+    state_out = sim.zeros(state_in.shape, dtype=sim.float32, requires_grad=True, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        wpc.copy(state_out, state_in)
+
+    grads = {state_out: sim.from_numpy(np.array([1.0, 1.0, 1.0]).astype(np.float32), dtype=sim.float32, device=device)}
+    tape.backward(grads=grads)
+
+    assert_np_equal(sim.to_numpy(wpc.grad(state_in)), np.array([1.0, 1.0, 1.0]).astype(np.float32))
 
 
 def test_copy_offset_strided(test, _, device1, device2):
@@ -379,10 +388,59 @@ def test_copy_offset_size_mismatch(test, _, device1, device2):
     assert_np_equal(sim.to_numpy(dst3), np.array([1, 2], dtype=np.float32), tol=0)
 
 
-test_copy_offset_adjoint = wpc.out_of_scope_definition('test_copy_offset_adjoint', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_copy_offset_adjoint(test, device):
+    """Flow gradients through a sub-range copy on a non-contiguous array.
+
+    Uses symmetric offsets (src_offset == dest_offset).
+    """
+    src_data = sim.array(np.arange(8, dtype=np.float32), requires_grad=True, device=device)
+    src = src_data[::2]  # non-contiguous, logical len 4
+    dst = sim.zeros(4, dtype=sim.float32, requires_grad=True, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        wpc.copy(dst, src, src_offset=1, dest_offset=1, count=2)  # dst[1:3] <- src[1:3]
+
+    grads = {dst: sim.ones(4, dtype=sim.float32, device=device)}
+    tape.backward(grads=grads)
+
+    expected = np.zeros(4, dtype=np.float32)
+    expected[1:3] = 1.0  # only the copied src sub-range receives gradient
+    assert_np_equal(sim.to_numpy(wpc.grad(src)), expected, tol=0)
 
 
-test_copy_offset_adjoint_asymmetric = wpc.out_of_scope_definition('test_copy_offset_adjoint_asymmetric', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_copy_offset_adjoint_asymmetric(test, device):
+    """Map adjoint offsets to the correct side for an asymmetric sub-range copy.
+
+    The forward copies dst[dest_offset:...] = src[src_offset:...], so the adjoint must map
+    adj_src[src_offset:...] = adj_dst[dest_offset:...]. With distinct src_offset and dest_offset
+    this exposes whether the offsets are applied to the correct side. Covers both the contiguous
+    and non-contiguous copy paths, since they share adj_copy().
+    """
+    n = 6
+    src_offset, dest_offset, count = 1, 3, 2
+
+    for strided in (False, True):
+        if strided:
+            src = sim.array(np.arange(2 * n, dtype=np.float32), requires_grad=True, device=device)[::2]
+            dst = sim.zeros(2 * n, dtype=sim.float32, requires_grad=True, device=device)[::2]
+            test.assertFalse(wpc.is_contiguous(src))
+            test.assertFalse(wpc.is_contiguous(dst))
+        else:
+            src = sim.array(np.arange(n, dtype=np.float32), requires_grad=True, device=device)
+            dst = sim.zeros(n, dtype=sim.float32, requires_grad=True, device=device)
+
+        tape = sim.Tape()
+        with tape:
+            wpc.copy(dst, src, src_offset=src_offset, dest_offset=dest_offset, count=count)
+
+        # Non-uniform seed so the mapping (not just the magnitude) is checked.
+        seed = np.arange(10, 10 + dst.shape[0], dtype=np.float32)
+        tape.backward(grads=[(dst, sim.array(seed, device=device))])
+
+        expected = np.zeros(src.shape[0], dtype=np.float32)
+        expected[src_offset : src_offset + count] = seed[dest_offset : dest_offset + count]
+        assert_np_equal(sim.to_numpy(wpc.grad(src)), expected, tol=0)
 
 
 def test_copy_offset_unsupported(test, device):

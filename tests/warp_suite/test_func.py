@@ -5,10 +5,7 @@
 
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
-wpc.declare_out_of_scope(__name__, {
-    "TestFunc.test_grad": "autodiff",
-    "TestFunc.test_grad_in_func_grad": "autodiff",
-})
+wpc.declare_out_of_scope(__name__, {})
 import gc
 import inspect
 import math
@@ -358,28 +355,122 @@ except Exception as _error:
     get_array_len = wpc.failed_definition('get_array_len', _error)
 
 
-square = wpc.out_of_scope_definition('square', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def square(x: float):
+        return x * x
+except Exception as _error:
+    square = wpc.failed_definition('square', _error)
 
 
-grad_func = wpc.out_of_scope_definition('grad_func', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def grad_func(x: float):
+        dsquare_dx = sim.grad(square)(x)
+        return x + dsquare_dx
+except Exception as _error:
+    grad_func = wpc.failed_definition('grad_func', _error)
 
 
-grad_kernel = wpc.out_of_scope_definition('grad_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(enable_backward=False)
+    def grad_kernel(
+        x: sim.array[float],
+        y: sim.array[float],
+        grad_x: sim.array[float],
+        grad_atan2_y: sim.array[float],
+        grad_atan2_x: sim.array[float],
+        z: sim.array[float],
+    ):
+        tid = sim.tid()
+
+        grad_x[tid] = sim.grad(square)(x[tid])
+
+        grad_square = sim.grad(square)
+        sim.expect_eq(grad_square(x[tid]), sim.grad(square)(x[tid]))
+
+        grad_x[tid] = grad_square(x[tid])
+
+        b, a = sim.grad(sim.atan2)(y[tid], x[tid])
+        grad_atan2_y[tid] = b
+        grad_atan2_x[tid] = a
+
+        z[tid] = grad_func(x[tid])
+except Exception as _error:
+    grad_kernel = wpc.failed_definition('grad_kernel', _error)
 
 
-test_grad = wpc.out_of_scope_definition('test_grad', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_grad(test, device):
+    """Test that warp.grad() allows computing gradients in forward code."""
+
+    n = 10
+    x_np = np.arange(n, dtype=np.float32)
+    x = sim.array(x_np, dtype=float, device=device)
+    y = sim.ones(n, dtype=float, device=device)
+    grad_x = sim.zeros(n, dtype=float, device=device)
+    grad_atan2_y = sim.zeros(n, dtype=float, device=device)
+    grad_atan2_x = sim.zeros(n, dtype=float, device=device)
+    z = sim.zeros(n, dtype=float, device=device)
+
+    sim.launch(grad_kernel, dim=n, inputs=[x, y, grad_x, grad_atan2_y, grad_atan2_x, z], device=device)
+
+    # Check gradient of square: d(x^2)/dx = 2*x
+    assert_np_equal(sim.to_numpy(grad_x), 2.0 * np.arange(n, dtype=np.float32))
+
+    # Check gradients of atan2(y, x) where y=1, x varies:
+    #   d/dy = x / (x^2 + y^2) = x / (x^2 + 1)
+    #   d/dx = -y / (x^2 + y^2) = -1 / (x^2 + 1)
+    expected_grad_atan2_y = x_np / (x_np**2 + 1)
+    expected_grad_atan2_x = -1.0 / (x_np**2 + 1)
+    assert_np_equal(sim.to_numpy(grad_atan2_y), expected_grad_atan2_y, tol=1e-5)
+    assert_np_equal(sim.to_numpy(grad_atan2_x), expected_grad_atan2_x, tol=1e-5)
+
+    # Check gradient of square called in a custom function
+    assert_np_equal(sim.to_numpy(z), 3.0 * x_np)
 
 
-safe_sqrt = wpc.out_of_scope_definition('safe_sqrt', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def safe_sqrt(x: float):
+        return sim.sqrt(x)
+except Exception as _error:
+    safe_sqrt = wpc.failed_definition('safe_sqrt', _error)
 
 
-adj_safe_sqrt = wpc.out_of_scope_definition('adj_safe_sqrt', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func_grad(safe_sqrt)
+    def adj_safe_sqrt(x: float, adj_ret: float):
+        # Use sim.grad() inside a custom gradient function
+        if x > 0.0:
+            sim.adjoint[x] += sim.grad(sim.sqrt)(x) * adj_ret
+except Exception as _error:
+    adj_safe_sqrt = wpc.failed_definition('adj_safe_sqrt', _error)
 
 
-safe_sqrt_kernel = wpc.out_of_scope_definition('safe_sqrt_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def safe_sqrt_kernel(x: sim.array[float], y: sim.array[float]):
+        tid = sim.tid()
+        y[tid] = safe_sqrt(x[tid])
+except Exception as _error:
+    safe_sqrt_kernel = wpc.failed_definition('safe_sqrt_kernel', _error)
 
 
-test_grad_in_func_grad = wpc.out_of_scope_definition('test_grad_in_func_grad', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_grad_in_func_grad(test, device):
+    """Test that warp.grad() can be used inside a @wp.func_grad function."""
+
+    x_np = np.array([1.0, 2.0, 3.0, 4.0, 5.0], dtype=np.float32)
+    x = sim.array(x_np, dtype=float, device=device, requires_grad=True)
+    y = sim.zeros_like(x, requires_grad=True)
+
+    with sim.Tape() as tape:
+        sim.launch(safe_sqrt_kernel, x.shape, inputs=[x, y], device=device)
+
+    tape.backward(grads=[(y, sim.array(np.ones(x.shape), dtype=float, device=device))])
+
+    # The gradient of sqrt(x) is 1/(2*sqrt(x)) = 0.5/sqrt(x)
+    expected_grad = 0.5 / np.sqrt(x_np)
+    assert_np_equal(sim.to_numpy(wpc.grad(x)), expected_grad, tol=1e-5)
 
 
 class TestFunc(unittest.TestCase):

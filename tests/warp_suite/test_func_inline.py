@@ -5,10 +5,7 @@
 
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
-wpc.declare_out_of_scope(__name__, {
-    "TestFuncInline.test_inline_attr_applied_to_adjoint": "autodiff",
-    "TestFuncInline.test_inline_attr_applied_to_custom_grad_and_replay": "autodiff",
-})
+wpc.declare_out_of_scope(__name__, {})
 import re
 import tempfile
 import unittest

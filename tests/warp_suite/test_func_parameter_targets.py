@@ -14,14 +14,7 @@ parameter tests in this module so ``test_func.py`` remains focused on general
 
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
-wpc.declare_out_of_scope(__name__, {
-    "TestFuncParameterTargets.test_function_argument_target_updates_module_dependents": "autodiff",
-    "TestFuncParameterTargets.test_function_builtin_grad_call": "autodiff",
-    "TestFuncParameterTargets.test_function_custom_grad_rejected": "autodiff",
-    "TestFuncParameterTargets.test_function_grad_call": "autodiff",
-    "TestFuncParameterTargets.test_function_grad_target_affects_module_hash": "autodiff",
-    "TestFuncParameterTargets.test_function_target_array_read_tracks_access": "autodiff",
-})
+wpc.declare_out_of_scope(__name__, {})
 import unittest
 from typing import Any
 from unittest import mock
@@ -115,10 +108,20 @@ except Exception as _error:
     function_square_it = wpc.failed_definition('function_square_it', _error)
 
 
-function_apply_for_grad = wpc.out_of_scope_definition('function_apply_for_grad', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def function_apply_for_grad(g: sim.Function, x: float):
+        return g(x)
+except Exception as _error:
+    function_apply_for_grad = wpc.failed_definition('function_apply_for_grad', _error)
 
 
-function_apply_builtin_for_grad = wpc.out_of_scope_definition('function_apply_builtin_for_grad', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def function_apply_builtin_for_grad(g: sim.Function, x: float):
+        return g(x)
+except Exception as _error:
+    function_apply_builtin_for_grad = wpc.failed_definition('function_apply_builtin_for_grad', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -330,82 +333,188 @@ except Exception as _error:
     function_overloaded_default_target_kernel = wpc.failed_definition('function_overloaded_default_target_kernel', _error)
 
 
-function_grad_kernel = wpc.out_of_scope_definition('function_grad_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(enable_backward=False, module="unique")
+    def function_grad_kernel(out: sim.array[float]):
+        out[0] = sim.grad(function_apply_for_grad)(function_square_it, 3.0)
+except Exception as _error:
+    function_grad_kernel = wpc.failed_definition('function_grad_kernel', _error)
 
 
-function_builtin_grad_kernel = wpc.out_of_scope_definition('function_builtin_grad_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(enable_backward=False, module="unique")
+    def function_builtin_grad_kernel(out: sim.array[float]):
+        out[0] = sim.grad(function_apply_builtin_for_grad)(sim.sin, 0.5)
+except Exception as _error:
+    function_builtin_grad_kernel = wpc.failed_definition('function_builtin_grad_kernel', _error)
 
 
-function_read_array = wpc.out_of_scope_definition('function_read_array', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def function_read_array(arr: sim.array[float], i: int):
+        return arr[i]
+except Exception as _error:
+    function_read_array = wpc.failed_definition('function_read_array', _error)
 
 
-function_apply_array = wpc.out_of_scope_definition('function_apply_array', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def function_apply_array(g: sim.Function, arr: sim.array[float], i: int):
+        return g(arr, i)
+except Exception as _error:
+    function_apply_array = wpc.failed_definition('function_apply_array', _error)
 
 
-function_array_read_kernel = wpc.out_of_scope_definition('function_array_read_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(module="unique")
+    def function_array_read_kernel(arr: sim.array[float], out: sim.array[float]):
+        out[0] = function_apply_array(function_read_array, arr, 0)
+except Exception as _error:
+    function_array_read_kernel = wpc.failed_definition('function_array_read_kernel', _error)
 
 
 # These explicit modules are part of the behavior under test. Function targets
 # from provider modules must be registered as dependencies of consumer modules so
 # provider unloads invalidate stale consumer kernels.
-FUNCTION_DEPENDENCY_EXPLICIT_PROVIDER_MODULE = wpc.out_of_scope_definition('FUNCTION_DEPENDENCY_EXPLICIT_PROVIDER_MODULE', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
-FUNCTION_DEPENDENCY_EXPLICIT_CONSUMER_MODULE = wpc.out_of_scope_definition('FUNCTION_DEPENDENCY_EXPLICIT_CONSUMER_MODULE', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
-FUNCTION_DEPENDENCY_DEFAULT_PROVIDER_MODULE = wpc.out_of_scope_definition('FUNCTION_DEPENDENCY_DEFAULT_PROVIDER_MODULE', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
-FUNCTION_DEPENDENCY_DEFAULT_CONSUMER_MODULE = wpc.out_of_scope_definition('FUNCTION_DEPENDENCY_DEFAULT_CONSUMER_MODULE', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
-FUNCTION_DEPENDENCY_LOCAL_PROVIDER_MODULE = wpc.out_of_scope_definition('FUNCTION_DEPENDENCY_LOCAL_PROVIDER_MODULE', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
-FUNCTION_DEPENDENCY_LOCAL_CONSUMER_MODULE = wpc.out_of_scope_definition('FUNCTION_DEPENDENCY_LOCAL_CONSUMER_MODULE', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
-FUNCTION_DEPENDENCY_OVERLOAD_PROVIDER_MODULE = wpc.out_of_scope_definition('FUNCTION_DEPENDENCY_OVERLOAD_PROVIDER_MODULE', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
-FUNCTION_DEPENDENCY_OVERLOAD_CONSUMER_MODULE = wpc.out_of_scope_definition('FUNCTION_DEPENDENCY_OVERLOAD_CONSUMER_MODULE', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
-FUNCTION_DEPENDENCY_DYNAMIC_OVERLOAD_PROVIDER_MODULE = sim.Module("function_dependency_dynamic_overload_provider")
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
-    FUNCTION_DEPENDENCY_DYNAMIC_OVERLOAD_CONSUMER_MODULE = sim.Module("function_dependency_dynamic_overload_consumer")
+    FUNCTION_DEPENDENCY_EXPLICIT_PROVIDER_MODULE = sim.Module("function_dependency_explicit_provider")
 except Exception as _error:
-    FUNCTION_DEPENDENCY_DYNAMIC_OVERLOAD_CONSUMER_MODULE = wpc.failed_definition('FUNCTION_DEPENDENCY_DYNAMIC_OVERLOAD_CONSUMER_MODULE', _error)
-FUNCTION_DEPENDENCY_GRAD_PROVIDER_MODULE = wpc.out_of_scope_definition('FUNCTION_DEPENDENCY_GRAD_PROVIDER_MODULE', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
-FUNCTION_DEPENDENCY_GRAD_CONSUMER_MODULE = wpc.out_of_scope_definition('FUNCTION_DEPENDENCY_GRAD_CONSUMER_MODULE', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+    FUNCTION_DEPENDENCY_EXPLICIT_PROVIDER_MODULE = wpc.failed_definition('FUNCTION_DEPENDENCY_EXPLICIT_PROVIDER_MODULE', _error)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    FUNCTION_DEPENDENCY_EXPLICIT_CONSUMER_MODULE = sim.Module("function_dependency_explicit_consumer")
+except Exception as _error:
+    FUNCTION_DEPENDENCY_EXPLICIT_CONSUMER_MODULE = wpc.failed_definition('FUNCTION_DEPENDENCY_EXPLICIT_CONSUMER_MODULE', _error)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    FUNCTION_DEPENDENCY_DEFAULT_PROVIDER_MODULE = sim.Module("function_dependency_default_provider")
+except Exception as _error:
+    FUNCTION_DEPENDENCY_DEFAULT_PROVIDER_MODULE = wpc.failed_definition('FUNCTION_DEPENDENCY_DEFAULT_PROVIDER_MODULE', _error)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    FUNCTION_DEPENDENCY_DEFAULT_CONSUMER_MODULE = sim.Module("function_dependency_default_consumer")
+except Exception as _error:
+    FUNCTION_DEPENDENCY_DEFAULT_CONSUMER_MODULE = wpc.failed_definition('FUNCTION_DEPENDENCY_DEFAULT_CONSUMER_MODULE', _error)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    FUNCTION_DEPENDENCY_LOCAL_PROVIDER_MODULE = sim.Module("function_dependency_local_provider")
+except Exception as _error:
+    FUNCTION_DEPENDENCY_LOCAL_PROVIDER_MODULE = wpc.failed_definition('FUNCTION_DEPENDENCY_LOCAL_PROVIDER_MODULE', _error)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    FUNCTION_DEPENDENCY_LOCAL_CONSUMER_MODULE = sim.Module("function_dependency_local_consumer")
+except Exception as _error:
+    FUNCTION_DEPENDENCY_LOCAL_CONSUMER_MODULE = wpc.failed_definition('FUNCTION_DEPENDENCY_LOCAL_CONSUMER_MODULE', _error)
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    FUNCTION_DEPENDENCY_OVERLOAD_PROVIDER_MODULE = sim.Module("function_dependency_overload_provider")
+except Exception as _error:
+    FUNCTION_DEPENDENCY_OVERLOAD_PROVIDER_MODULE = wpc.failed_definition('FUNCTION_DEPENDENCY_OVERLOAD_PROVIDER_MODULE', _error)
+FUNCTION_DEPENDENCY_OVERLOAD_CONSUMER_MODULE = sim.Module("function_dependency_overload_consumer")
+FUNCTION_DEPENDENCY_DYNAMIC_OVERLOAD_PROVIDER_MODULE = sim.Module("function_dependency_dynamic_overload_provider")
+FUNCTION_DEPENDENCY_DYNAMIC_OVERLOAD_CONSUMER_MODULE = sim.Module("function_dependency_dynamic_overload_consumer")
+FUNCTION_DEPENDENCY_GRAD_PROVIDER_MODULE = sim.Module("function_dependency_grad_provider")
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    FUNCTION_DEPENDENCY_GRAD_CONSUMER_MODULE = sim.Module("function_dependency_grad_consumer")
+except Exception as _error:
+    FUNCTION_DEPENDENCY_GRAD_CONSUMER_MODULE = wpc.failed_definition('FUNCTION_DEPENDENCY_GRAD_CONSUMER_MODULE', _error)
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
     FUNCTION_DEPENDENCY_EXTERNAL_CONSUMER_MODULE = sim.Module("function_dependency_external_consumer")
 except Exception as _error:
     FUNCTION_DEPENDENCY_EXTERNAL_CONSUMER_MODULE = wpc.failed_definition('FUNCTION_DEPENDENCY_EXTERNAL_CONSUMER_MODULE', _error)
 
 
-function_dependency_explicit_target = wpc.out_of_scope_definition('function_dependency_explicit_target', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func(module=FUNCTION_DEPENDENCY_EXPLICIT_PROVIDER_MODULE)
+    def function_dependency_explicit_target(x: float):
+        return x + 1.0
+except Exception as _error:
+    function_dependency_explicit_target = wpc.failed_definition('function_dependency_explicit_target', _error)
 
 
-function_dependency_apply_explicit = wpc.out_of_scope_definition('function_dependency_apply_explicit', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func(module=FUNCTION_DEPENDENCY_EXPLICIT_CONSUMER_MODULE)
+    def function_dependency_apply_explicit(g: sim.Function, x: float):
+        return g(x)
+except Exception as _error:
+    function_dependency_apply_explicit = wpc.failed_definition('function_dependency_apply_explicit', _error)
 
 
-function_dependency_explicit_kernel = wpc.out_of_scope_definition('function_dependency_explicit_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(module=FUNCTION_DEPENDENCY_EXPLICIT_CONSUMER_MODULE)
+    def function_dependency_explicit_kernel(out: sim.array[float]):
+        out[0] = function_dependency_apply_explicit(function_dependency_explicit_target, 2.0)
+except Exception as _error:
+    function_dependency_explicit_kernel = wpc.failed_definition('function_dependency_explicit_kernel', _error)
 
 
-function_dependency_default_target = wpc.out_of_scope_definition('function_dependency_default_target', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func(module=FUNCTION_DEPENDENCY_DEFAULT_PROVIDER_MODULE)
+    def function_dependency_default_target(x: float):
+        return x + 1.0
+except Exception as _error:
+    function_dependency_default_target = wpc.failed_definition('function_dependency_default_target', _error)
 
 
-function_dependency_apply_default = wpc.out_of_scope_definition('function_dependency_apply_default', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func(module=FUNCTION_DEPENDENCY_DEFAULT_CONSUMER_MODULE)
+    def function_dependency_apply_default(g: sim.Function = function_dependency_default_target, x: float = 2.0):
+        return g(x)
+except Exception as _error:
+    function_dependency_apply_default = wpc.failed_definition('function_dependency_apply_default', _error)
 
 
-function_dependency_default_kernel = wpc.out_of_scope_definition('function_dependency_default_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(module=FUNCTION_DEPENDENCY_DEFAULT_CONSUMER_MODULE)
+    def function_dependency_default_kernel(out: sim.array[float]):
+        out[0] = function_dependency_apply_default()
+except Exception as _error:
+    function_dependency_default_kernel = wpc.failed_definition('function_dependency_default_kernel', _error)
 
 
-function_dependency_local_target = wpc.out_of_scope_definition('function_dependency_local_target', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func(module=FUNCTION_DEPENDENCY_LOCAL_PROVIDER_MODULE)
+    def function_dependency_local_target(x: float):
+        return x + 1.0
+except Exception as _error:
+    function_dependency_local_target = wpc.failed_definition('function_dependency_local_target', _error)
 
 
-function_dependency_apply_local = wpc.out_of_scope_definition('function_dependency_apply_local', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func(module=FUNCTION_DEPENDENCY_LOCAL_CONSUMER_MODULE)
+    def function_dependency_apply_local(g: sim.Function, x: float):
+        return g(x)
+except Exception as _error:
+    function_dependency_apply_local = wpc.failed_definition('function_dependency_apply_local', _error)
 
 
-function_dependency_local_kernel = wpc.out_of_scope_definition('function_dependency_local_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(module=FUNCTION_DEPENDENCY_LOCAL_CONSUMER_MODULE)
+    def function_dependency_local_kernel(out: sim.array[float]):
+        f = function_dependency_local_target
+        out[0] = function_dependency_apply_local(f, 2.0)
+except Exception as _error:
+    function_dependency_local_kernel = wpc.failed_definition('function_dependency_local_kernel', _error)
 
 
-function_dependency_overload_target = wpc.out_of_scope_definition('function_dependency_overload_target', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func(module=FUNCTION_DEPENDENCY_OVERLOAD_PROVIDER_MODULE)
+    def function_dependency_overload_target(x: float):
+        return x + 1.0
+except Exception as _error:
+    function_dependency_overload_target = wpc.failed_definition('function_dependency_overload_target', _error)
 
 
-function_dependency_apply_overload = wpc.out_of_scope_definition('function_dependency_apply_overload', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+@sim.func(module=FUNCTION_DEPENDENCY_OVERLOAD_CONSUMER_MODULE)
+def function_dependency_apply_overload(x: int):
+    return float(x)
 
 
-function_dependency_apply_overload = wpc.out_of_scope_definition('function_dependency_apply_overload', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+@sim.func(module=FUNCTION_DEPENDENCY_OVERLOAD_CONSUMER_MODULE)
+def function_dependency_apply_overload(g: sim.Function, x: float):
+    return g(x)
 
 
-function_dependency_overload_kernel = wpc.out_of_scope_definition('function_dependency_overload_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(module=FUNCTION_DEPENDENCY_OVERLOAD_CONSUMER_MODULE)
+    def function_dependency_overload_kernel(out: sim.array[float]):
+        out[0] = function_dependency_apply_overload(function_dependency_overload_target, 2.0)
+except Exception as _error:
+    function_dependency_overload_kernel = wpc.failed_definition('function_dependency_overload_kernel', _error)
 
 
 @sim.func(module=FUNCTION_DEPENDENCY_DYNAMIC_OVERLOAD_PROVIDER_MODULE)
@@ -424,28 +533,54 @@ except Exception as _error:
 FUNCTION_DEPENDENCY_DYNAMIC_OVERLOAD_TARGET = function_dependency_dynamic_overload_double
 
 
-function_dependency_apply_dynamic_overload = wpc.out_of_scope_definition('function_dependency_apply_dynamic_overload', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+@sim.func(module=FUNCTION_DEPENDENCY_DYNAMIC_OVERLOAD_CONSUMER_MODULE)
+def function_dependency_apply_dynamic_overload(x: int):
+    return float(x)
 
 
-function_dependency_apply_dynamic_overload = wpc.out_of_scope_definition('function_dependency_apply_dynamic_overload', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+@sim.func(module=FUNCTION_DEPENDENCY_DYNAMIC_OVERLOAD_CONSUMER_MODULE)
+def function_dependency_apply_dynamic_overload(g: sim.Function, x: float):
+    return g(x)
 
 
-function_dependency_dynamic_overload_kernel = wpc.out_of_scope_definition('function_dependency_dynamic_overload_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(module=FUNCTION_DEPENDENCY_DYNAMIC_OVERLOAD_CONSUMER_MODULE)
+    def function_dependency_dynamic_overload_kernel(vals: sim.array[float], out: sim.array[float]):
+        out[0] = function_dependency_apply_dynamic_overload(FUNCTION_DEPENDENCY_DYNAMIC_OVERLOAD_TARGET, vals[0])
+except Exception as _error:
+    function_dependency_dynamic_overload_kernel = wpc.failed_definition('function_dependency_dynamic_overload_kernel', _error)
 
 
-function_dependency_grad_square = wpc.out_of_scope_definition('function_dependency_grad_square', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+@sim.func(module=FUNCTION_DEPENDENCY_GRAD_PROVIDER_MODULE)
+def function_dependency_grad_square(x: float):
+    return x * x
 
 
-function_dependency_grad_cube = wpc.out_of_scope_definition('function_dependency_grad_cube', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func(module=FUNCTION_DEPENDENCY_GRAD_PROVIDER_MODULE)
+    def function_dependency_grad_cube(x: float):
+        return x * x * x
+except Exception as _error:
+    function_dependency_grad_cube = wpc.failed_definition('function_dependency_grad_cube', _error)
 
 
-FUNCTION_DEPENDENCY_GRAD_TARGET = wpc.out_of_scope_definition('FUNCTION_DEPENDENCY_GRAD_TARGET', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+FUNCTION_DEPENDENCY_GRAD_TARGET = function_dependency_grad_square
 
 
-function_dependency_grad_apply = wpc.out_of_scope_definition('function_dependency_grad_apply', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func(module=FUNCTION_DEPENDENCY_GRAD_CONSUMER_MODULE)
+    def function_dependency_grad_apply(g: sim.Function, x: float):
+        return g(x)
+except Exception as _error:
+    function_dependency_grad_apply = wpc.failed_definition('function_dependency_grad_apply', _error)
 
 
-function_dependency_grad_nested_kernel = wpc.out_of_scope_definition('function_dependency_grad_nested_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(enable_backward=False, module=FUNCTION_DEPENDENCY_GRAD_CONSUMER_MODULE)
+    def function_dependency_grad_nested_kernel(out: sim.array[float]):
+        out[0] = sim.grad(function_dependency_grad_apply)(FUNCTION_DEPENDENCY_GRAD_TARGET, 3.0)
+except Exception as _error:
+    function_dependency_grad_nested_kernel = wpc.failed_definition('function_dependency_grad_nested_kernel', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -462,16 +597,36 @@ except Exception as _error:
 
 # These rejection fixtures live at module scope because custom grad and replay
 # hooks are registered against a concrete ``@sim.func`` object.
-function_custom_grad_unsupported = wpc.out_of_scope_definition('function_custom_grad_unsupported', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def function_custom_grad_unsupported(g: sim.Function, x: float):
+        return x
+except Exception as _error:
+    function_custom_grad_unsupported = wpc.failed_definition('function_custom_grad_unsupported', _error)
 
 
-adj_function_custom_grad_unsupported = wpc.out_of_scope_definition('adj_function_custom_grad_unsupported', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func_grad(function_custom_grad_unsupported)
+    def adj_function_custom_grad_unsupported(g: sim.Function, x: float, adj_ret: float):
+        sim.adjoint[x] += adj_ret
+except Exception as _error:
+    adj_function_custom_grad_unsupported = wpc.failed_definition('adj_function_custom_grad_unsupported', _error)
 
 
-function_custom_replay_unsupported = wpc.out_of_scope_definition('function_custom_replay_unsupported', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def function_custom_replay_unsupported(g: sim.Function, x: float):
+        return x
+except Exception as _error:
+    function_custom_replay_unsupported = wpc.failed_definition('function_custom_replay_unsupported', _error)
 
 
-replay_function_custom_replay_unsupported = wpc.out_of_scope_definition('replay_function_custom_replay_unsupported', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func_replay(function_custom_replay_unsupported)
+    def replay_function_custom_replay_unsupported(g: sim.Function, x: float):
+        return x
+except Exception as _error:
+    replay_function_custom_replay_unsupported = wpc.failed_definition('replay_function_custom_replay_unsupported', _error)
 
 
 class TestFuncParameterTargets(unittest.TestCase):

@@ -5,12 +5,7 @@
 
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
-wpc.declare_out_of_scope(__name__, {
-    "TestLaunch.test_launch_adjoint_block_dim_failure": "autodiff",
-    "TestLaunch.test_launch_cmd_adjoint": "autodiff",
-    "TestLaunch.test_launch_cmd_adjoint_empty": "autodiff",
-    "TestLaunch.test_launch_cmd_composite_defaults": "autodiff",
-})
+wpc.declare_out_of_scope(__name__, {})
 import contextlib
 import io
 import unittest
@@ -81,7 +76,13 @@ except Exception as _error:
     kernel4d = wpc.failed_definition('kernel4d', _error)
 
 
-square_kernel = wpc.out_of_scope_definition('square_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def square_kernel(input: sim.array[float], output: sim.array[float]):
+        i = sim.tid()
+        output[i] = input[i] * input[i]
+except Exception as _error:
+    square_kernel = wpc.failed_definition('square_kernel', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -348,10 +349,58 @@ def test_launch_cmd_empty(test, device):
     assert_np_equal(sim.to_numpy(out), ref)
 
 
-test_launch_cmd_adjoint = wpc.out_of_scope_definition('test_launch_cmd_adjoint', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_launch_cmd_adjoint(test, device):
+    """Test recording an adjoint launch with record_cmd=True."""
+    input_arr = sim.array([1.0, 2.0, 3.0], dtype=float, requires_grad=True, device=device)
+    output_arr = wpc.empty_like(input_arr)
+
+    wpc.fill_(wpc.grad(output_arr), 1.0)
+
+    cmd = sim.launch(
+        square_kernel,
+        dim=input_arr.size,
+        inputs=[input_arr, output_arr],
+        adj_inputs=[None, None],
+        adjoint=True,
+        device=device,
+        record_cmd=True,
+    )
+
+    cmd.launch()
+
+    assert_np_equal(sim.to_numpy(wpc.grad(input_arr)), np.array([2.0, 4.0, 6.0]))
 
 
-test_launch_cmd_adjoint_empty = wpc.out_of_scope_definition('test_launch_cmd_adjoint_empty', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_launch_cmd_adjoint_empty(test, device):
+    """Test constructing a Launch object for an adjoint kernel."""
+    input_arr = sim.array([1.0, 2.0, 3.0], dtype=float, requires_grad=True, device=device)
+    output_arr = wpc.empty_like(input_arr)
+    wpc.fill_(wpc.grad(output_arr), 1.0)
+
+    cmd = sim.Launch(square_kernel, device, adjoint=True)
+    cmd.set_param_by_name("input", input_arr)
+    cmd.set_param_by_name("output", output_arr)
+    cmd.set_dim(input_arr.size)
+    cmd.launch()
+
+    assert_np_equal(sim.to_numpy(wpc.grad(input_arr)), np.array([2.0, 4.0, 6.0]))
+
+    # Now update the launch object's parameters with arrays of different sizes and values
+    # and check that the adjoints are correctly computed
+    input_arr_updated = sim.array([4.0, 5.0, 6.0, 7.0], dtype=float, device=device)
+    input_arr_updated_grad = sim.zeros_like(input_arr_updated)
+
+    output_arr_updated = wpc.empty_like(input_arr_updated)
+    output_arr_updated_grad = wpc.full_like(output_arr_updated, 1.0)
+
+    cmd.set_param_by_name("input", input_arr_updated)
+    cmd.set_param_by_name("output", output_arr_updated)
+    cmd.set_param_by_name("input", input_arr_updated_grad, adjoint=True)
+    cmd.set_param_by_name("output", output_arr_updated_grad, adjoint=True)
+    cmd.set_dim(input_arr_updated.size)
+    cmd.launch()
+
+    assert_np_equal(sim.to_numpy(input_arr_updated_grad), np.array([8.0, 10.0, 12.0, 14.0]))
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -530,7 +579,34 @@ except Exception as _error:
     kernel_composite_params = wpc.failed_definition('kernel_composite_params', _error)
 
 
-test_launch_cmd_composite_defaults = wpc.out_of_scope_definition('test_launch_cmd_composite_defaults', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_launch_cmd_composite_defaults(test, device):
+    """Verify that composite parameters left unset on a default-constructed Launch are zero-initialized."""
+    out = sim.full(18, -1.0, dtype=float, device=device)
+
+    cmd = sim.Launch(kernel_composite_params, device)
+    cmd.set_param_by_name("out", out)
+    cmd.set_dim(1)
+    cmd.launch()
+
+    wpc.synchronize_device(device)
+
+    assert_np_equal(sim.to_numpy(out), np.zeros(18, dtype=np.float32))
+
+    out = sim.full(18, -1.0, dtype=float, device=device, requires_grad=True)
+    wpc.fill_(wpc.grad(out), 1.0)
+
+    cmd = sim.Launch(kernel_composite_params, device, adjoint=True)
+    adjoint_arg_offset = len(cmd.kernel.adj.args) + 1
+    adjoint_composites = cmd.params[adjoint_arg_offset : adjoint_arg_offset + 4]
+    adjoint_components = np.concatenate([np.array(value).reshape(-1) for value in adjoint_composites])
+    assert_np_equal(adjoint_components, np.zeros(18, dtype=np.float32))
+
+    cmd.set_param_by_name("out", out)
+    cmd.set_param_by_name("out", wpc.grad(out), adjoint=True)
+    cmd.set_dim(1)
+    cmd.launch()
+
+    wpc.synchronize_device(device)
 
 
 def test_launch_device_block_dim_failure(test, device):
@@ -565,7 +641,25 @@ def test_launch_cmd_block_dim_failure(test, device):
         cmd.launch()
 
 
-test_launch_adjoint_block_dim_failure = wpc.out_of_scope_definition('test_launch_adjoint_block_dim_failure', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_launch_adjoint_block_dim_failure(test, device):
+    """Raise when adjoint launches hit CUDA launch errors.
+
+    Protects differentiable simulations from using missing or partial gradients.
+    """
+    input_arr = sim.array([1.0], dtype=float, requires_grad=True, device=device)
+    output_arr = wpc.empty_like(input_arr)
+    wpc.fill_(wpc.grad(output_arr), 1.0)
+
+    with test.assertRaisesRegex(RuntimeError, r"Error launching kernel: .*bounded_square_kernel.*Warp CUDA error"):
+        sim.launch(
+            bounded_square_kernel,
+            dim=input_arr.size,
+            inputs=[input_arr, output_arr],
+            adj_inputs=[None, None],
+            adjoint=True,
+            block_dim=512,
+            device=device,
+        )
 
 
 devices = get_test_devices()

@@ -5,10 +5,7 @@
 
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
-wpc.declare_out_of_scope(__name__, {
-    "TestLValue.test_grad": "autodiff",
-    "TestLValue.test_slice": "autodiff",
-})
+wpc.declare_out_of_scope(__name__, {})
 import unittest
 
 import numpy as np
@@ -91,13 +88,46 @@ def test_lookup(test, device):
     assert_np_equal(sim.to_numpy(arr), np.ones(10))
 
 
-lookup3 = wpc.out_of_scope_definition('lookup3', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def lookup3(foos: sim.array[sim.float32], index: int):
+        return foos[index]
+except Exception as _error:
+    lookup3 = wpc.failed_definition('lookup3', _error)
 
 
-grad_kernel = wpc.out_of_scope_definition('grad_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def grad_kernel(foos: sim.array[sim.float32], bars: sim.array[sim.float32]):
+        i = sim.tid()
+
+        x = lookup3(foos, i)
+        bars[i] = x * sim.float32(i) + 1.0
+except Exception as _error:
+    grad_kernel = wpc.failed_definition('grad_kernel', _error)
 
 
-test_grad = wpc.out_of_scope_definition('test_grad', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_grad(test, device):
+    num = 10
+    data = np.linspace(20, 20 + num, num, endpoint=False, dtype=np.float32)
+    input = sim.array(data, device=device, requires_grad=True)
+    output = sim.zeros(num, dtype=sim.float32, device=device)
+
+    ones = sim.array(np.ones(len(output)), dtype=sim.float32, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(kernel=grad_kernel, dim=(num,), inputs=[input], outputs=[output], device=device)
+
+    tape.backward(grads=[(output, ones)])
+
+    # test forward results
+    for i, f in enumerate(wpc.list_(output)):
+        test.assertEqual(f, data[i] * i + 1)
+
+    # test backward results
+    for i, f in enumerate(wpc.list_(wpc.tape_gradients(tape)[input])):
+        test.assertEqual(f, i)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -407,10 +437,33 @@ def test_swizzle(test, device):
         test.assertEqual(f.s.b, expected.s.b)
 
 
-slice_kernel = wpc.out_of_scope_definition('slice_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def slice_kernel(a: sim.array2d[sim.vec3], b: sim.array2d[sim.vec3], c: sim.array2d[sim.vec3]):
+        tid = sim.tid()
+        c[tid][0] = a[tid][0] + b[tid][0]
+except Exception as _error:
+    slice_kernel = wpc.failed_definition('slice_kernel', _error)
 
 
-test_slice = wpc.out_of_scope_definition('test_slice', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_slice(test, device):
+    a = sim.full((1, 1), value=1.0, dtype=sim.vec3, requires_grad=True, device=device)
+    b = sim.full((1, 1), value=1.0, dtype=sim.vec3, requires_grad=True, device=device)
+    c = sim.zeros((1, 1), dtype=sim.vec3, requires_grad=True, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(kernel=slice_kernel, dim=1, inputs=[a, b], outputs=[c], device=device)
+
+    sim.requires_grad(c, grad=sim.full((1, 1), value=1.0, dtype=sim.vec3, device=device))
+    tape.backward()
+
+    x = wpc.list_(wpc.grad(a))[0]
+    y = wpc.list_(wpc.grad(b))[0]
+
+    expected = sim.vec3(1.0)
+    test.assertEqual(x, expected)
+    test.assertEqual(y, expected)
 
 
 devices = get_test_devices()

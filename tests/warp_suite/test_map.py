@@ -5,10 +5,7 @@
 
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
-wpc.declare_out_of_scope(__name__, {
-    "TestMap.test_gradient": "autodiff",
-    "TestMap.test_nondifferentiable_builtin_gradient": "autodiff",
-})
+wpc.declare_out_of_scope(__name__, {})
 import unittest
 
 import numpy as np
@@ -224,10 +221,45 @@ def test_name_clash(test, device):
     assert_np_equal(sim.to_numpy(out), np.array([[1, 2, 3, 4, 5]], dtype=np.float32))
 
 
-test_gradient = wpc.out_of_scope_definition('test_gradient', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_gradient(test, device):
+    @sim.func
+    def my_func(a: float):
+        return 2.0 * a - 10.0
+
+    a = sim.array(np.arange(10, dtype=np.float32), requires_grad=True, device=device)
+    assert wpc.grad(a) is not None
+    tape = sim.Tape()
+    with tape:
+        out = sim.map(my_func, a)
+    assert isinstance(out, sim.array)
+    assert wpc.grad(out) is not None
+    wpc.fill_(wpc.grad(out), 1.0)
+    tape.backward()
+    expected = np.full(10, 2.0, dtype=np.float32)
+    assert_np_equal(sim.to_numpy(wpc.grad(a)), expected)
+    a.grad *= 2.0
+    assert_np_equal(sim.to_numpy(wpc.grad(a)), expected * 2.0)
 
 
-test_nondifferentiable_builtin_gradient = wpc.out_of_scope_definition('test_nondifferentiable_builtin_gradient', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_nondifferentiable_builtin_gradient(test, device):
+    a_np = np.arange(24, dtype=np.int32).reshape(8, 3)
+    b_np = np.flip(a_np, axis=0).copy()
+    output_np = np.bitwise_and(a_np, b_np)
+
+    a = sim.array(a_np, dtype=sim.vec3i, requires_grad=True, device=device)
+    b = sim.array(b_np, dtype=sim.vec3i, requires_grad=True, device=device)
+    output = sim.empty(8, dtype=sim.vec3i, requires_grad=True, device=device)
+
+    with sim.Tape() as tape:
+        sim.map(sim.bit_and, a, b, out=output)
+
+    assert_np_equal(sim.to_numpy(output), output_np)
+
+    sim.requires_grad(output, grad=wpc.ones_like(output))
+    tape.backward()
+
+    assert_np_equal(sim.to_numpy(wpc.grad(a)), np.zeros_like(a_np))
+    assert_np_equal(sim.to_numpy(wpc.grad(b)), np.zeros_like(b_np))
 
 
 def test_array_ops(test, device):

@@ -6,32 +6,12 @@
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
 wpc.declare_out_of_scope(__name__, {
-    "TestMatBasics.test_arrays_float16": "fp16 + autodiff",
-    "TestMatBasics.test_arrays_float32": "autodiff",
-    "TestMatBasics.test_arrays_float64": "autodiff",
-    "TestMatBasics.test_arrays_int16": "autodiff",
-    "TestMatBasics.test_arrays_int32": "autodiff",
-    "TestMatBasics.test_arrays_int64": "autodiff",
-    "TestMatBasics.test_arrays_int8": "autodiff",
-    "TestMatBasics.test_arrays_uint16": "autodiff",
-    "TestMatBasics.test_arrays_uint32": "autodiff",
-    "TestMatBasics.test_arrays_uint64": "autodiff",
-    "TestMatBasics.test_arrays_uint8": "autodiff",
+    "TestMatBasics.test_arrays_float16": "fp16",
     "TestMatBasics.test_components_float16": "fp16",
     "TestMatBasics.test_conversions_float16": "fp16",
     "TestMatBasics.test_equality_float16": "fp16",
     "TestMatBasics.test_equivalent_types_float16": "fp16",
-    "TestMatBasics.test_indexing_float16": "fp16 + autodiff",
-    "TestMatBasics.test_indexing_float32": "autodiff",
-    "TestMatBasics.test_indexing_float64": "autodiff",
-    "TestMatBasics.test_indexing_int16": "autodiff",
-    "TestMatBasics.test_indexing_int32": "autodiff",
-    "TestMatBasics.test_indexing_int64": "autodiff",
-    "TestMatBasics.test_indexing_int8": "autodiff",
-    "TestMatBasics.test_indexing_uint16": "autodiff",
-    "TestMatBasics.test_indexing_uint32": "autodiff",
-    "TestMatBasics.test_indexing_uint64": "autodiff",
-    "TestMatBasics.test_indexing_uint8": "autodiff",
+    "TestMatBasics.test_indexing_float16": "fp16",
 })
 import unittest
 
@@ -51,7 +31,26 @@ from warp_suite._warp_compat import *
 kernel_cache = {}
 
 
-test_arrays = wpc.out_of_scope_definition('test_arrays', 'autodiff + fp16 + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_arrays(test, device, dtype):
+    rng = np.random.default_rng(123)
+
+    wptype = wpc.warp_module('_src').types.np_dtype_to_warp_type[np.dtype(dtype)]
+
+    mat22 = wpc.warp_module('_src').types.matrix(shape=(2, 2), dtype=wptype)
+    mat44 = wpc.warp_module('_src').types.matrix(shape=(4, 4), dtype=wptype)
+    mat32 = wpc.warp_module('_src').types.matrix(shape=(3, 2), dtype=wptype)
+
+    v2_np = randvals(rng, [10, 2, 2], dtype)
+    v4_np = randvals(rng, [10, 4, 4], dtype)
+    v32_np = randvals(rng, [10, 3, 2], dtype)
+
+    v2 = sim.array(v2_np, dtype=mat22, requires_grad=True, device=device)
+    v4 = sim.array(v4_np, dtype=mat44, requires_grad=True, device=device)
+    v32 = sim.array(v32_np, dtype=mat32, requires_grad=True, device=device)
+
+    assert_np_equal(sim.to_numpy(v2), v2_np, tol=1.0e-6)
+    assert_np_equal(sim.to_numpy(v4), v4_np, tol=1.0e-6)
+    assert_np_equal(sim.to_numpy(v32), v32_np, tol=1.0e-6)
 
 
 def test_components(test, device, dtype):
@@ -108,7 +107,73 @@ def test_components(test, device, dtype):
     test.assertEqual(m[1, 2], 18)
 
 
-test_indexing = wpc.out_of_scope_definition('test_indexing', 'autodiff + fp16 + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def test_indexing(test, device, dtype, register_kernels=False):
+        tol = {
+            np.float16: 1.0e-3,
+            np.float32: 1.0e-6,
+            np.float64: 1.0e-8,
+        }.get(dtype, 0)
+
+        wptype = wpc.warp_module('_src').types.np_dtype_to_warp_type[np.dtype(dtype)]
+        mat22 = wpc.warp_module('_src').types.matrix(shape=(2, 2), dtype=wptype)
+        mat44 = wpc.warp_module('_src').types.matrix(shape=(4, 4), dtype=wptype)
+
+        output_select_kernel = get_select_kernel(kernel_cache, wptype)
+
+        def check_mat_indexing(
+            m2: sim.array[mat22],
+            m4: sim.array[mat44],
+            outcomponents: sim.array[wptype],
+        ):
+            # multiply outputs by 2 so we've got something to backpropagate:
+            idx = 0
+            for i in range(2):
+                for j in range(2):
+                    outcomponents[idx] = wptype(2) * m2[0][i, j]
+                    idx = idx + 1
+
+            for i in range(4):
+                for j in range(4):
+                    outcomponents[idx] = wptype(2) * m4[0][i, j]
+                    idx = idx + 1
+
+        kernel = getkernel(kernel_cache, check_mat_indexing, suffix=dtype.__name__)
+
+        if register_kernels:
+            return
+
+        rng = np.random.default_rng(123)
+
+        m2 = sim.array(randvals(rng, [1, 2, 2], dtype), dtype=mat22, requires_grad=True, device=device)
+        m4 = sim.array(randvals(rng, [1, 4, 4], dtype), dtype=mat44, requires_grad=True, device=device)
+        outcomponents = sim.zeros(2 * 2 + 4 * 4, dtype=wptype, requires_grad=True, device=device)
+
+        sim.launch(kernel, dim=1, inputs=[m2, m4], outputs=[outcomponents], device=device)
+
+        assert_np_equal(sim.to_numpy(outcomponents)[:4], 2 * sim.to_numpy(m2).reshape(-1), tol=tol)
+        assert_np_equal(sim.to_numpy(outcomponents)[4:20], 2 * sim.to_numpy(m4).reshape(-1), tol=tol)
+
+        if dtype in np_float_types:
+            idx = 0
+            out = sim.zeros(1, dtype=wptype, requires_grad=True, device=device)
+            for dim, input in [(2, m2), (4, m4)]:
+                for i in range(dim):
+                    for j in range(dim):
+                        tape = sim.Tape()
+                        with tape:
+                            sim.launch(kernel, dim=1, inputs=[m2, m4], outputs=[outcomponents], device=device)
+                            sim.launch(
+                                output_select_kernel, dim=1, inputs=[outcomponents, idx], outputs=[out], device=device
+                            )
+                        tape.backward(loss=out)
+                        expectedresult = np.zeros((dim, dim), dtype=dtype)
+                        expectedresult[i, j] = 2
+                        assert_np_equal(sim.to_numpy(wpc.tape_gradients(tape)[input])[0], expectedresult)
+                        tape.zero()
+                        idx = idx + 1
+except Exception as _error:
+    test_indexing = wpc.failed_definition('test_indexing', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail

@@ -6,9 +6,7 @@
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
 wpc.declare_out_of_scope(__name__, {
-    "TestMath.test_erf_math": "fp16 + autodiff",
-    "TestMath.test_scalar_math": "autodiff",
-    "TestMath.test_vec_norm": "autodiff",
+    "TestMath.test_erf_math": "fp16",
 })
 import unittest
 from typing import Any, NamedTuple
@@ -29,10 +27,27 @@ TAIT_BRYAN_SEQUENCES = (
 )
 
 
-ScalarFloatValues = wpc.out_of_scope_definition('ScalarFloatValues', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    class ScalarFloatValues(NamedTuple):
+        degrees: sim.float32 = None
+        radians: sim.float32 = None
+except Exception as _error:
+    ScalarFloatValues = wpc.failed_definition('ScalarFloatValues', _error)
 
 
-scalar_float_kernel = wpc.out_of_scope_definition('scalar_float_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def scalar_float_kernel(
+        i: int,
+        x: sim.array[sim.float32],
+        out: sim.array[sim.float32],
+    ):
+        if i == 0:
+            out[0] = sim.degrees(x[0])
+        elif i == 1:
+            out[0] = sim.radians(x[0])
+except Exception as _error:
+    scalar_float_kernel = wpc.failed_definition('scalar_float_kernel', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -46,19 +61,77 @@ except Exception as _error:
     power_of_two_pow_kernel = wpc.failed_definition('power_of_two_pow_kernel', _error)
 
 
-test_scalar_math = wpc.out_of_scope_definition('test_scalar_math', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_scalar_math(test, device):
+    float_values = ScalarFloatValues(degrees=(0.123,), radians=(123.0,))
+    float_results_expected = ScalarFloatValues(degrees=7.047381, radians=2.146755)
+    adj_float_results_expected = ScalarFloatValues(degrees=57.29578, radians=0.017453)
+    for i, values in enumerate(float_values):
+        x = sim.array([values[0]], dtype=sim.float32, requires_grad=True, device=device)
+        out = sim.array([0.0], dtype=sim.float32, requires_grad=True, device=device)
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(scalar_float_kernel, dim=1, inputs=[i, x, out], device=device)
+
+        assert_np_equal(sim.to_numpy(out), np.array([float_results_expected[i]]), tol=1e-6)
+
+        tape.backward(out)
+
+        assert_np_equal(sim.to_numpy(wpc.tape_gradients(tape)[x]), np.array([adj_float_results_expected[i]]), tol=1e-6)
 
 
-erf_kernel = wpc.out_of_scope_definition('erf_kernel', 'fp16 + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+erf_kernel = wpc.out_of_scope_definition('erf_kernel', 'fp16')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-test_erf_math = wpc.out_of_scope_definition('test_erf_math', 'fp16 + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+test_erf_math = wpc.out_of_scope_definition('test_erf_math', 'fp16')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-test_vec_norm_kernel = wpc.out_of_scope_definition('test_vec_norm_kernel', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def test_vec_norm_kernel(vs: sim.array[Any], out: sim.array2d[float]):
+        tid = sim.tid()
+        out[tid, 0] = sim.norm_l1(vs[tid])
+        out[tid, 1] = sim.norm_l2(vs[tid])
+        out[tid, 2] = sim.norm_huber(vs[tid])
+        out[tid, 3] = sim.norm_pseudo_huber(vs[tid])
+except Exception as _error:
+    test_vec_norm_kernel = wpc.failed_definition('test_vec_norm_kernel', _error)
 
 
-test_vec_norm = wpc.out_of_scope_definition('test_vec_norm', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_vec_norm(test, device):
+    # ground-truth implementations from SciPy
+    def huber(delta, x):
+        if x <= delta:
+            return 0.5 * x**2
+        else:
+            return delta * (x - 0.5 * delta)
+
+    def pseudo_huber(delta, x):
+        return delta**2 * (np.sqrt(1 + (x / delta) ** 2) - 1)
+
+    v0 = sim.vec3(-2.0, -1.0, -3.0)
+    v1 = sim.vec3(2.0, 1.0, 3.0)
+    v2 = sim.vec3(0.0, 0.0, 0.0)
+
+    xs = sim.array([v0, v1, v2], dtype=sim.vec3, requires_grad=True, device=device)
+    out = sim.empty((len(xs), 4), dtype=sim.float32, requires_grad=True, device=device)
+
+    sim.launch(test_vec_norm_kernel, dim=len(xs), inputs=[xs], outputs=[out], device=device)
+
+    for i, x in enumerate([v0, v1, v2]):
+        assert_np_equal(
+            sim.to_numpy(out)[i],
+            np.array(
+                [
+                    np.linalg.norm(x, ord=1),
+                    np.linalg.norm(x, ord=2),
+                    huber(1.0, sim.length(x)),
+                    # note SciPy defines the Pseudo-Huber loss slightly differently
+                    pseudo_huber(1.0, sim.length(x)) + 1.0,
+                ]
+            ),
+            tol=1e-6,
+        )
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail

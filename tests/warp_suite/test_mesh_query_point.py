@@ -5,9 +5,7 @@
 
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
-wpc.declare_out_of_scope(__name__, {
-    "TestMeshQueryPoint.test_adj_mesh_query_point": "autodiff",
-})
+wpc.declare_out_of_scope(__name__, {})
 import itertools
 import math
 import unittest
@@ -605,10 +603,135 @@ except Exception as _error:
     test_mesh_query_point = wpc.failed_definition('test_mesh_query_point', _error)
 
 
-mesh_query_point_loss = wpc.out_of_scope_definition('mesh_query_point_loss', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def mesh_query_point_loss(
+        mesh: sim.uint64,
+        query_points: sim.array[sim.vec3],
+        projected_points: sim.array[sim.vec3],
+        loss: sim.array[float],
+    ):
+        tid = sim.tid()
+
+        face_index = int(0)
+        face_u = float(0.0)
+        face_v = float(0.0)
+        sign = float(0.0)
+
+        max_dist = 10012.0
+
+        p = query_points[tid]
+
+        sim.mesh_query_point(mesh, p, max_dist, sign, face_index, face_u, face_v)
+        q = sim.mesh_eval_position(mesh, face_index, face_u, face_v)
+
+        projected_points[tid] = q
+
+        dist = sim.length(sim.sub(p, q))
+        loss[tid] = dist
+except Exception as _error:
+    mesh_query_point_loss = wpc.failed_definition('mesh_query_point_loss', _error)
 
 
-test_adj_mesh_query_point = wpc.out_of_scope_definition('test_adj_mesh_query_point', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @unittest.skipUnless(USD_AVAILABLE, "Requires usd-core")
+    def test_adj_mesh_query_point(test, device):
+        from pxr import Usd, UsdGeom  # noqa: PLC0415
+
+        mesh = Usd.Stage.Open(os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "assets", "torus.usda")))
+        mesh_geom = UsdGeom.Mesh(mesh.GetPrimAtPath("/World/Torus"))
+
+        mesh_counts = mesh_geom.GetFaceVertexCountsAttr().Get()
+        mesh_indices = mesh_geom.GetFaceVertexIndicesAttr().Get()
+
+        tri_indices = triangulate(mesh_counts, mesh_indices)
+
+        mesh_points = sim.array(np.array(mesh_geom.GetPointsAttr().Get()), dtype=sim.vec3, device=device)
+        mesh_indices = sim.array(np.array(tri_indices), dtype=int, device=device)
+
+        if device.is_cpu:
+            constructors = ["sah", "median"]
+        else:
+            constructors = ["sah", "median", "lbvh"]
+
+        for constructor in constructors:
+            # test tri
+            # print("Testing Single Triangle")
+            # mesh_points = sim.array(np.array([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 2.0, 0.0]]), dtype=sim.vec3, device=device)
+            # mesh_indices = sim.array(np.array([0,1,2]), dtype=int, device=device)
+
+            # create mesh
+            mesh = sim.Mesh(
+                points=mesh_points,
+                velocities=None,
+                indices=mesh_indices,
+                support_winding_number=True,
+                bvh_constructor=constructor,
+            )
+
+            # p = particle_grid(32, 32, 32, np.array([-5.0, -5.0, -5.0]), 0.1, 0.1)*100.0
+            p = sim.vec3(50.0, 50.0, 50.0)
+
+            tape = sim.Tape()
+
+            # analytic gradients
+            with tape:
+                query_points = sim.array(p, dtype=sim.vec3, device=device, requires_grad=True)
+                projected_points = sim.zeros(n=1, dtype=sim.vec3, device=device)
+                loss = sim.zeros(n=1, dtype=float, device=device, requires_grad=True)
+
+                sim.launch(
+                    kernel=mesh_query_point_loss,
+                    dim=1,
+                    inputs=[mesh.id, query_points, projected_points, loss],
+                    device=device,
+                )
+
+            tape.backward(loss=loss)
+            analytic = sim.to_numpy(wpc.tape_gradients(tape)[query_points]).flatten()
+
+            # numeric gradients
+            eps = 1.0e-3
+            loss_values = []
+            numeric = np.zeros(3)
+
+            offset_query_points = [
+                sim.vec3(p[0] - eps, p[1], p[2]),
+                sim.vec3(p[0] + eps, p[1], p[2]),
+                sim.vec3(p[0], p[1] - eps, p[2]),
+                sim.vec3(p[0], p[1] + eps, p[2]),
+                sim.vec3(p[0], p[1], p[2] - eps),
+                sim.vec3(p[0], p[1], p[2] + eps),
+            ]
+
+            for i in range(6):
+                q = offset_query_points[i]
+
+                query_points = sim.array(q, dtype=sim.vec3, device=device)
+                projected_points = sim.zeros(n=1, dtype=sim.vec3, device=device)
+                loss = sim.zeros(n=1, dtype=float, device=device)
+
+                sim.launch(
+                    kernel=mesh_query_point_loss,
+                    dim=1,
+                    inputs=[mesh.id, query_points, projected_points, loss],
+                    device=device,
+                )
+
+                loss_values.append(sim.to_numpy(loss)[0])
+
+            for i in range(3):
+                l_0 = loss_values[i * 2]
+                l_1 = loss_values[i * 2 + 1]
+                gradient = (l_1 - l_0) / (2.0 * eps)
+                numeric[i] = gradient
+
+            error = ((analytic - numeric) * (analytic - numeric)).sum(axis=0)
+
+            tolerance = 1.0e-3
+            test.assertTrue(error < tolerance, f"error is {error} which is >= {tolerance}")
+except Exception as _error:
+    test_adj_mesh_query_point = wpc.failed_definition('test_adj_mesh_query_point', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail

@@ -6,7 +6,6 @@
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
 wpc.declare_out_of_scope(__name__, {
-    "TestMeshQueryRay.test_mesh_query_ray_grad": "autodiff",
     "TestMeshQueryRay.test_mesh_query_ray_parallel_slab_boundaries": "tiles",
 })
 import itertools
@@ -40,7 +39,46 @@ def triangulate(face_counts, face_indices):
     return tri_indices
 
 
-mesh_query_ray_loss = wpc.out_of_scope_definition('mesh_query_ray_loss', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def mesh_query_ray_loss(
+        mesh: sim.uint64,
+        query_points: sim.array[sim.vec3],
+        query_dirs: sim.array[sim.vec3],
+        intersection_points: sim.array[sim.vec3],
+        loss: sim.array[float],
+    ):
+        tid = sim.tid()
+
+        p = query_points[tid]
+        D = query_dirs[tid]
+
+        max_t = 10012.0
+        t = float(0.0)
+        bary_u = float(0.0)
+        bary_v = float(0.0)
+        sign = float(0.0)
+        normal = sim.vec3()
+        face_index = int(0)
+
+        q = sim.vec3()
+
+        if sim.mesh_query_ray(mesh, p, D, max_t, t, bary_u, bary_v, sign, normal, face_index):
+            q = sim.mesh_eval_position(mesh, face_index, bary_u, bary_v)
+
+        intersection_points[tid] = q
+        l = q[0]
+        loss[tid] = l
+
+        query = sim.mesh_query_ray(mesh, p, D, max_t)
+        sim.expect_near(query.t, t, tolerance=1.0e-6)
+        sim.expect_near(query.u, bary_u, tolerance=1.0e-6)
+        sim.expect_near(query.v, bary_v, tolerance=1.0e-6)
+        sim.expect_near(query.sign, sign, tolerance=1.0e-6)
+        sim.expect_near(query.normal, normal, tolerance=1.0e-6)
+        sim.expect_eq(query.face, face_index)
+except Exception as _error:
+    mesh_query_ray_loss = wpc.failed_definition('mesh_query_ray_loss', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -170,7 +208,154 @@ except Exception as _error:
     mesh_query_ray_count_intersections_kernel = wpc.failed_definition('mesh_query_ray_count_intersections_kernel', _error)
 
 
-test_mesh_query_ray_grad = wpc.out_of_scope_definition('test_mesh_query_ray_grad', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @unittest.skipUnless(USD_AVAILABLE, "Requires usd-core")
+    def test_mesh_query_ray_grad(test, device):
+        from pxr import Usd, UsdGeom  # noqa: PLC0415
+
+        # test tri
+        # print("Testing Single Triangle")
+        # mesh_points = sim.array(np.array([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 2.0, 0.0]]), dtype=sim.vec3, device=device)
+        # mesh_indices = sim.array(np.array([0,1,2]), dtype=int, device=device)
+
+        mesh = Usd.Stage.Open(os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "assets", "torus.usda")))
+        mesh_geom = UsdGeom.Mesh(mesh.GetPrimAtPath("/World/Torus"))
+
+        mesh_counts = mesh_geom.GetFaceVertexCountsAttr().Get()
+        mesh_indices = mesh_geom.GetFaceVertexIndicesAttr().Get()
+
+        tri_indices = triangulate(mesh_counts, mesh_indices)
+
+        mesh_points = sim.array(np.array(mesh_geom.GetPointsAttr().Get()), dtype=sim.vec3, device=device)
+        mesh_indices = sim.array(np.array(tri_indices), dtype=int, device=device)
+
+        if device.is_cpu:
+            constructors = ["sah", "median"]
+        else:
+            constructors = ["sah", "median", "lbvh"]
+
+        if sim.is_cubql_available():
+            constructors.append("cubql")
+
+        leaf_sizes = [1, 2, 4]
+
+        for leaf_size, constructor in itertools.product(leaf_sizes, constructors):
+            p = sim.vec3(50.0, 50.0, 0.0)
+            D = sim.vec3(0.0, -1.0, 0.0)
+
+            # create mesh
+            mesh = sim.Mesh(
+                points=mesh_points,
+                velocities=None,
+                indices=mesh_indices,
+                bvh_constructor=constructor,
+                bvh_leaf_size=leaf_size,
+            )
+
+            tape = sim.Tape()
+
+            # analytic gradients
+            with tape:
+                query_points = sim.array(p, dtype=sim.vec3, device=device, requires_grad=True)
+                query_dirs = sim.array(D, dtype=sim.vec3, device=device, requires_grad=True)
+                intersection_points = sim.zeros(n=1, dtype=sim.vec3, device=device)
+                loss = sim.zeros(n=1, dtype=float, device=device, requires_grad=True)
+
+                sim.launch(
+                    kernel=mesh_query_ray_loss,
+                    dim=1,
+                    inputs=[mesh.id, query_points, query_dirs, intersection_points, loss],
+                    device=device,
+                )
+
+            tape.backward(loss=loss)
+            q = sim.to_numpy(intersection_points).flatten()
+            analytic_p = sim.to_numpy(wpc.tape_gradients(tape)[query_points]).flatten()
+            analytic_D = sim.to_numpy(wpc.tape_gradients(tape)[query_dirs]).flatten()
+
+            # numeric gradients
+
+            # ray origin
+            eps = 1.0e-3
+            loss_values_p = []
+            numeric_p = np.zeros(3)
+
+            offset_query_points = [
+                sim.vec3(p[0] - eps, p[1], p[2]),
+                sim.vec3(p[0] + eps, p[1], p[2]),
+                sim.vec3(p[0], p[1] - eps, p[2]),
+                sim.vec3(p[0], p[1] + eps, p[2]),
+                sim.vec3(p[0], p[1], p[2] - eps),
+                sim.vec3(p[0], p[1], p[2] + eps),
+            ]
+
+            for i in range(6):
+                q = offset_query_points[i]
+
+                query_points = sim.array(q, dtype=sim.vec3, device=device)
+                query_dirs = sim.array(D, dtype=sim.vec3, device=device)
+                intersection_points = sim.zeros(n=1, dtype=sim.vec3, device=device)
+                loss = sim.zeros(n=1, dtype=float, device=device)
+
+                sim.launch(
+                    kernel=mesh_query_ray_loss,
+                    dim=1,
+                    inputs=[mesh.id, query_points, query_dirs, intersection_points, loss],
+                    device=device,
+                )
+
+                loss_values_p.append(sim.to_numpy(loss)[0])
+
+            for i in range(3):
+                l_0 = loss_values_p[i * 2]
+                l_1 = loss_values_p[i * 2 + 1]
+                gradient = (l_1 - l_0) / (2.0 * eps)
+                numeric_p[i] = gradient
+
+            # ray dir
+            loss_values_D = []
+            numeric_D = np.zeros(3)
+
+            offset_query_dirs = [
+                sim.vec3(D[0] - eps, D[1], D[2]),
+                sim.vec3(D[0] + eps, D[1], D[2]),
+                sim.vec3(D[0], D[1] - eps, D[2]),
+                sim.vec3(D[0], D[1] + eps, D[2]),
+                sim.vec3(D[0], D[1], D[2] - eps),
+                sim.vec3(D[0], D[1], D[2] + eps),
+            ]
+
+            for i in range(6):
+                q = offset_query_dirs[i]
+
+                query_points = sim.array(p, dtype=sim.vec3, device=device)
+                query_dirs = sim.array(q, dtype=sim.vec3, device=device)
+                intersection_points = sim.zeros(n=1, dtype=sim.vec3, device=device)
+                loss = sim.zeros(n=1, dtype=float, device=device)
+
+                sim.launch(
+                    kernel=mesh_query_ray_loss,
+                    dim=1,
+                    inputs=[mesh.id, query_points, query_dirs, intersection_points, loss],
+                    device=device,
+                )
+
+                loss_values_D.append(sim.to_numpy(loss)[0])
+
+            for i in range(3):
+                l_0 = loss_values_D[i * 2]
+                l_1 = loss_values_D[i * 2 + 1]
+                gradient = (l_1 - l_0) / (2.0 * eps)
+                numeric_D[i] = gradient
+
+            error_p = ((analytic_p - numeric_p) * (analytic_p - numeric_p)).sum(axis=0)
+            error_D = ((analytic_D - numeric_D) * (analytic_D - numeric_D)).sum(axis=0)
+
+            tolerance = 1.0e-3
+            test.assertTrue(error_p < tolerance, f"error is {error_p} which is >= {tolerance}")
+            test.assertTrue(error_D < tolerance, f"error is {error_D} which is >= {tolerance}")
+except Exception as _error:
+    test_mesh_query_ray_grad = wpc.failed_definition('test_mesh_query_ray_grad', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail

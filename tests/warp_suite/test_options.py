@@ -5,14 +5,7 @@
 
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
-wpc.declare_out_of_scope(__name__, {
-    "TestOptions.test_kernel_enable_backward_propagates_to_function": "autodiff",
-    "TestOptions.test_options_backward_1": "autodiff",
-    "TestOptions.test_options_backward_2": "autodiff",
-    "TestOptions.test_options_backward_3": "autodiff",
-    "TestOptions.test_options_backward_4": "autodiff",
-    "TestOptions.test_options_opt_level": "autodiff",
-})
+wpc.declare_out_of_scope(__name__, {})
 import contextlib
 import importlib
 import io
@@ -44,34 +37,145 @@ except Exception as _error:
     scale = wpc.failed_definition('scale', _error)
 
 
-scale_1 = wpc.out_of_scope_definition('scale_1', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(enable_backward=True)
+    def scale_1(
+        x: sim.array[float],
+        y: sim.array[float],
+    ):
+        y[0] = x[0] ** 2.0
+except Exception as _error:
+    scale_1 = wpc.failed_definition('scale_1', _error)
 
 
-scale_2 = wpc.out_of_scope_definition('scale_2', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(enable_backward=False)
+    def scale_2(
+        x: sim.array[float],
+        y: sim.array[float],
+    ):
+        y[0] = x[0] ** 2.0
+except Exception as _error:
+    scale_2 = wpc.failed_definition('scale_2', _error)
 
 
-square = wpc.out_of_scope_definition('square', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def square(x: float):
+        return x * x
+except Exception as _error:
+    square = wpc.failed_definition('square', _error)
 
 
-scale_through_function = wpc.out_of_scope_definition('scale_through_function', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel(enable_backward=True)
+    def scale_through_function(
+        x: sim.array[float],
+        y: sim.array[float],
+    ):
+        y[0] = square(x[0])
+except Exception as _error:
+    scale_through_function = wpc.failed_definition('scale_through_function', _error)
 
 
-test_options_backward_1 = wpc.out_of_scope_definition('test_options_backward_1', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_options_backward_1(test, device):
+    x = sim.array([3.0], dtype=float, requires_grad=True, device=device)
+    y = sim.zeros_like(x)
+
+    sim.set_module_options({"enable_backward": False})
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(scale, dim=1, inputs=[x, y], device=device)
+
+    with contextlib.redirect_stderr(io.StringIO()) as f:
+        tape.backward(y)
+
+    expected = f"Warp UserWarning: Running the tape backwards may produce incorrect gradients because recorded kernel {scale.key} is defined in a module with the option 'enable_backward=False' set.\n"
+
+    assert f.getvalue() == expected
+    assert_np_equal(sim.to_numpy(wpc.tape_gradients(tape)[x]), np.array(0.0))
 
 
-test_options_backward_2 = wpc.out_of_scope_definition('test_options_backward_2', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_options_backward_2(test, device):
+    x = sim.array([3.0], dtype=float, requires_grad=True, device=device)
+    y = sim.zeros_like(x)
+
+    sim.set_module_options({"enable_backward": True})
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(scale, dim=1, inputs=[x, y], device=device)
+
+    tape.backward(y)
+    assert_np_equal(sim.to_numpy(wpc.tape_gradients(tape)[x]), np.array(6.0))
 
 
-test_options_backward_3 = wpc.out_of_scope_definition('test_options_backward_3', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_options_backward_3(test, device):
+    x = sim.array([3.0], dtype=float, requires_grad=True, device=device)
+    y = sim.zeros_like(x)
+
+    sim.set_module_options({"enable_backward": False})
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(scale_1, dim=1, inputs=[x, y], device=device)
+
+    tape.backward(y)
+    assert_np_equal(sim.to_numpy(wpc.tape_gradients(tape)[x]), np.array(6.0))
 
 
-test_options_backward_4 = wpc.out_of_scope_definition('test_options_backward_4', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_options_backward_4(test, device):
+    x = sim.array([3.0], dtype=float, requires_grad=True, device=device)
+    y = sim.zeros_like(x)
+
+    sim.set_module_options({"enable_backward": True})
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(scale_2, dim=1, inputs=[x, y], device=device)
+
+    with contextlib.redirect_stderr(io.StringIO()) as f:
+        tape.backward(y)
+
+    expected = f"Warp UserWarning: Running the tape backwards may produce incorrect gradients because recorded kernel {scale_2.key} is configured with the option 'enable_backward=False'.\n"
+
+    assert f.getvalue() == expected
+    assert_np_equal(sim.to_numpy(wpc.tape_gradients(tape)[x]), np.array(0.0))
 
 
-test_kernel_enable_backward_propagates_to_function = wpc.out_of_scope_definition('test_kernel_enable_backward_propagates_to_function', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_kernel_enable_backward_propagates_to_function(test, device):
+    """Verify that a kernel-level backward override includes called Warp functions."""
+    x = sim.array([3.0], dtype=float, requires_grad=True, device=device)
+    y = sim.zeros_like(x)
+
+    old_enable_backward = sim.get_module_options()["enable_backward"]
+    try:
+        sim.set_module_options({"enable_backward": False})
+
+        with sim.Tape() as tape:
+            sim.launch(scale_through_function, dim=1, inputs=[x, y], device=device)
+
+        tape.backward(y)
+        assert_np_equal(sim.to_numpy(wpc.tape_gradients(tape)[x]), np.array(6.0))
+    finally:
+        sim.set_module_options({"enable_backward": old_enable_backward})
 
 
-test_options_opt_level = wpc.out_of_scope_definition('test_options_opt_level', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_options_opt_level(test, device):
+    assert sim.config.optimization_level is None, "Default global `optimization_level` should be None"
+    assert sim.get_module_options()["optimization_level"] is None, "Default module `optimization_level` should be None"
+
+    sim.set_module_options({"optimization_level": 2})
+
+    x = sim.array([4.0], dtype=float, requires_grad=True, device=device)
+    y = sim.zeros_like(x)
+
+    sim.launch(scale, dim=1, inputs=[x, y], device=device)
+    assert sim.to_numpy(y)[0] == 16.0
+
+    # Reset to default for the next device
+    sim.set_module_options({"optimization_level": None})
 
 
 def test_options_cpu_compiler_flags_generic(test, device):

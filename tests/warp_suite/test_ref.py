@@ -7,21 +7,7 @@
 
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
-wpc.declare_out_of_scope(__name__, {
-    "TestRef.test_array_tuple_unpack_preserves_adjoint": "autodiff",
-    "TestRef.test_native_ref_param_adjoint_array": "autodiff",
-    "TestRef.test_native_ref_param_adjoint_array_2d_direct": "autodiff",
-    "TestRef.test_native_ref_param_adjoint_array_nested_slice": "autodiff",
-    "TestRef.test_native_ref_param_adjoint_array_slice": "autodiff",
-    "TestRef.test_native_ref_param_adjoint_components": "autodiff",
-    "TestRef.test_native_ref_param_adjoint_local": "autodiff",
-    "TestRef.test_native_ref_param_adjoint_nested_struct_array_field": "autodiff",
-    "TestRef.test_native_ref_param_adjoint_struct_array_components": "autodiff",
-    "TestRef.test_native_ref_param_adjoint_struct_field": "autodiff",
-    "TestRef.test_native_ref_without_adj_snippet_backward_raises": "autodiff",
-    "TestRef.test_ref_array_view_adjoint": "autodiff",
-    "TestRef.test_ref_backward_enabled_kernel_raises": "autodiff",
-})
+wpc.declare_out_of_scope(__name__, {})
 import unittest
 
 import numpy as np
@@ -565,25 +551,95 @@ def test_ref_tuple_unpack_assignment_mixed_targets(test, device):
     np.testing.assert_allclose(sim.to_numpy(out), [9.0, 2.0, 7.0, 1.0, 9.0, 2.0])
 
 
-kernel_array_tuple_unpack_adjoint = wpc.out_of_scope_definition('kernel_array_tuple_unpack_adjoint', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_array_tuple_unpack_adjoint(
+        a: sim.array[sim.float32],
+        b: sim.array[sim.float32],
+        out: sim.array[sim.float32],
+    ):
+        tid = sim.tid()
+        ai, bi = a[tid], b[tid]  # ordinary array-element unpack / must keep ref semantics for adjoint
+        out[tid] = ai * bi
+except Exception as _error:
+    kernel_array_tuple_unpack_adjoint = wpc.failed_definition('kernel_array_tuple_unpack_adjoint', _error)
 
 
-test_array_tuple_unpack_preserves_adjoint = wpc.out_of_scope_definition('test_array_tuple_unpack_preserves_adjoint', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_array_tuple_unpack_preserves_adjoint(test, device):
+    """Verify that ordinary array-element tuple unpack must preserve reference semantics for autodiff.
+
+    The tuple-unpack snapshot must NOT load array-element RHS values into
+    plain copies when no target is a wp.ref[T] parameter, or the adjoint
+    graph is severed and gradients are silently wrong.
+    """
+    a = sim.array([2.0, 3.0], dtype=sim.float32, device=device, requires_grad=True)
+    b = sim.array([4.0, 5.0], dtype=sim.float32, device=device, requires_grad=True)
+    out = sim.zeros(2, dtype=sim.float32, device=device, requires_grad=True)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(kernel_array_tuple_unpack_adjoint, dim=2, inputs=[a, b], outputs=[out], device=device)
+
+    out_grad = sim.ones(2, dtype=sim.float32, device=device)
+    tape.backward(grads=[(out, out_grad)])
+    # d(a[i]*b[i])/da[i] = b[i], d/db[i] = a[i]
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(a)), sim.to_numpy(b))
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(b)), sim.to_numpy(a))
 
 
-array2d_float_ref = wpc.out_of_scope_definition('array2d_float_ref', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    array2d_float_ref = sim.ref[sim.array2d[float]]
+except Exception as _error:
+    array2d_float_ref = wpc.failed_definition('array2d_float_ref', _error)
 
 
-ref_array_view_value = wpc.out_of_scope_definition('ref_array_view_value', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func
+    def ref_array_view_value(values: array2d_float_ref, row_index: int) -> float:
+        alias = values
+        row = alias[row_index]
+        return row[1]
+except Exception as _error:
+    ref_array_view_value = wpc.failed_definition('ref_array_view_value', _error)
 
 
-adj_ref_array_view_value = wpc.out_of_scope_definition('adj_ref_array_view_value', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.func_grad(ref_array_view_value)
+    def adj_ref_array_view_value(values: array2d_float_ref, row_index: int, adj_ret: float):
+        alias = values
+        row = alias[row_index]
+        sim.adjoint[values][row_index, 1] += adj_ret + row[0] * 0.0
+except Exception as _error:
+    adj_ref_array_view_value = wpc.failed_definition('adj_ref_array_view_value', _error)
 
 
-kernel_ref_array_view_value = wpc.out_of_scope_definition('kernel_ref_array_view_value', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_ref_array_view_value(values: sim.array2d[float], out: sim.array[float]):
+        i = sim.tid()
+        out[i] = ref_array_view_value(values, i)
+except Exception as _error:
+    kernel_ref_array_view_value = wpc.failed_definition('kernel_ref_array_view_value', _error)
 
 
-test_ref_array_view_adjoint = wpc.out_of_scope_definition('test_ref_array_view_adjoint', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_ref_array_view_adjoint(test, device):
+    """Preserve aliases and views of ref array parameters in custom adjoints."""
+    values = sim.array(
+        np.array([[2.0, 3.0], [4.0, 5.0]], dtype=np.float32),
+        dtype=float,
+        ndim=2,
+        device=device,
+        requires_grad=True,
+    )
+    out = sim.zeros(2, dtype=float, device=device, requires_grad=True)
+
+    with sim.Tape() as tape:
+        sim.launch(kernel_ref_array_view_value, dim=2, inputs=[values], outputs=[out], device=device)
+
+    tape.backward(grads=[(out, wpc.ones_like(out))])
+
+    np.testing.assert_array_equal(sim.to_numpy(out), [3.0, 5.0])
+    np.testing.assert_array_equal(sim.to_numpy(wpc.grad(values)), [[0.0, 1.0], [0.0, 1.0]])
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -627,34 +683,168 @@ except Exception as _error:
     native_store_double_ref = wpc.failed_definition('native_store_double_ref', _error)
 
 
-kernel_native_ref_adjoint_local = wpc.out_of_scope_definition('kernel_native_ref_adjoint_local', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_native_ref_adjoint_local(x: sim.array[sim.float32], out: sim.array[sim.float32]):
+        i = sim.tid()
+        tmp = sim.float32(0.0)
+        native_store_double_ref(tmp, x[i])
+        out[i] = tmp
+except Exception as _error:
+    kernel_native_ref_adjoint_local = wpc.failed_definition('kernel_native_ref_adjoint_local', _error)
 
 
-kernel_native_ref_adjoint_array = wpc.out_of_scope_definition('kernel_native_ref_adjoint_array', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_native_ref_adjoint_array(x: sim.array[sim.float32], out: sim.array[sim.float32]):
+        i = sim.tid()
+        native_store_double_ref(out[i], x[i])
+except Exception as _error:
+    kernel_native_ref_adjoint_array = wpc.failed_definition('kernel_native_ref_adjoint_array', _error)
 
 
-kernel_native_ref_adjoint_array_2d_direct = wpc.out_of_scope_definition('kernel_native_ref_adjoint_array_2d_direct', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_native_ref_adjoint_array_2d_direct(
+        x: sim.array[sim.float32],
+        dst: sim.array2d[sim.float32],
+        out: sim.array[sim.float32],
+    ):
+        i = sim.tid()
+        native_store_double_ref(dst[i, 0], x[i])
+        out[i] = dst[i, 0]
+except Exception as _error:
+    kernel_native_ref_adjoint_array_2d_direct = wpc.failed_definition('kernel_native_ref_adjoint_array_2d_direct', _error)
 
 
-kernel_native_ref_adjoint_array_slice = wpc.out_of_scope_definition('kernel_native_ref_adjoint_array_slice', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_native_ref_adjoint_array_slice(
+        x: sim.array[sim.float32],
+        dst: sim.array2d[sim.float32],
+        out: sim.array[sim.float32],
+    ):
+        i = sim.tid()
+        row = dst[i]
+        native_store_double_ref(row[0], x[i])
+        out[i] = row[0]
+except Exception as _error:
+    kernel_native_ref_adjoint_array_slice = wpc.failed_definition('kernel_native_ref_adjoint_array_slice', _error)
 
 
-kernel_native_ref_adjoint_array_nested_slice = wpc.out_of_scope_definition('kernel_native_ref_adjoint_array_nested_slice', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_native_ref_adjoint_array_nested_slice(
+        x: sim.array[sim.float32],
+        dst: sim.array2d[sim.float32],
+        out: sim.array[sim.float32],
+    ):
+        i = sim.tid()
+        row = dst[i]
+        window = row[0:1]
+        native_store_double_ref(window[0], x[i])
+        out[i] = window[0]
+except Exception as _error:
+    kernel_native_ref_adjoint_array_nested_slice = wpc.failed_definition('kernel_native_ref_adjoint_array_nested_slice', _error)
 
 
-test_native_ref_param_adjoint_local = wpc.out_of_scope_definition('test_native_ref_param_adjoint_local', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_native_ref_param_adjoint_local(test, device):
+    """Verify that a func_native ref parameter with adj_snippet can receive a local adjoint."""
+    x = sim.array([1.0, 2.0, 3.0], dtype=sim.float32, device=device, requires_grad=True)
+    out = sim.zeros(3, dtype=sim.float32, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(kernel_native_ref_adjoint_local, dim=3, inputs=[x], outputs=[out], device=device)
+
+    tape.backward(grads=[(out, wpc.ones_like(out))])
+
+    np.testing.assert_allclose(sim.to_numpy(out), [2.0, 4.0, 6.0])
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(x)), [2.0, 2.0, 2.0])
 
 
-test_native_ref_param_adjoint_array = wpc.out_of_scope_definition('test_native_ref_param_adjoint_array', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_native_ref_param_adjoint_array(test, device):
+    """Verify that a func_native ref parameter with adj_snippet can receive an array-element adjoint."""
+    x = sim.array([1.0, 2.0, 3.0], dtype=sim.float32, device=device, requires_grad=True)
+    out = sim.zeros(3, dtype=sim.float32, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(kernel_native_ref_adjoint_array, dim=3, inputs=[x], outputs=[out], device=device)
+
+    tape.backward(grads=[(out, wpc.ones_like(out))])
+
+    np.testing.assert_allclose(sim.to_numpy(out), [2.0, 4.0, 6.0])
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(x)), [2.0, 2.0, 2.0])
 
 
-test_native_ref_param_adjoint_array_2d_direct = wpc.out_of_scope_definition('test_native_ref_param_adjoint_array_2d_direct', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_native_ref_param_adjoint_array_2d_direct(test, device):
+    """Verify that a native ref adjoint can target a direct element of a 2D array."""
+    x = sim.array([1.0, 2.0, 3.0], dtype=sim.float32, device=device, requires_grad=True)
+    dst = sim.zeros((3, 1), dtype=sim.float32, device=device, requires_grad=True)
+    out = sim.zeros(3, dtype=sim.float32, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(
+            kernel_native_ref_adjoint_array_2d_direct,
+            dim=3,
+            inputs=[x],
+            outputs=[dst, out],
+            device=device,
+        )
+
+    tape.backward(grads=[(out, wpc.ones_like(out))])
+
+    np.testing.assert_allclose(sim.to_numpy(out), [2.0, 4.0, 6.0])
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(x)), [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(dst)), np.zeros((3, 1), dtype=np.float32))
 
 
-test_native_ref_param_adjoint_array_slice = wpc.out_of_scope_definition('test_native_ref_param_adjoint_array_slice', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_native_ref_param_adjoint_array_slice(test, device):
+    """Verify that a native ref adjoint can target an element through an array slice/view."""
+    x = sim.array([1.0, 2.0, 3.0], dtype=sim.float32, device=device, requires_grad=True)
+    dst = sim.zeros((3, 1), dtype=sim.float32, device=device, requires_grad=True)
+    out = sim.zeros(3, dtype=sim.float32, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(
+            kernel_native_ref_adjoint_array_slice,
+            dim=3,
+            inputs=[x],
+            outputs=[dst, out],
+            device=device,
+        )
+
+    tape.backward(grads=[(out, wpc.ones_like(out))])
+
+    np.testing.assert_allclose(sim.to_numpy(out), [2.0, 4.0, 6.0])
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(x)), [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(dst)), np.zeros((3, 1), dtype=np.float32))
 
 
-test_native_ref_param_adjoint_array_nested_slice = wpc.out_of_scope_definition('test_native_ref_param_adjoint_array_nested_slice', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_native_ref_param_adjoint_array_nested_slice(test, device):
+    """Verify that a native ref adjoint can target an element through nested array views."""
+    x = sim.array([1.0, 2.0, 3.0], dtype=sim.float32, device=device, requires_grad=True)
+    dst = sim.zeros((3, 1), dtype=sim.float32, device=device, requires_grad=True)
+    out = sim.zeros(3, dtype=sim.float32, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(
+            kernel_native_ref_adjoint_array_nested_slice,
+            dim=3,
+            inputs=[x],
+            outputs=[dst, out],
+            device=device,
+        )
+
+    tape.backward(grads=[(out, wpc.ones_like(out))])
+
+    np.testing.assert_allclose(sim.to_numpy(out), [2.0, 4.0, 6.0])
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(x)), [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(dst)), np.zeros((3, 1), dtype=np.float32))
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -735,10 +925,31 @@ except Exception as _error:
     bump_ref_mat_subscript = wpc.failed_definition('bump_ref_mat_subscript', _error)
 
 
-kernel_native_ref_adjoint_struct_field = wpc.out_of_scope_definition('kernel_native_ref_adjoint_struct_field', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_native_ref_adjoint_struct_field(x: sim.array[sim.float32], out: sim.array[sim.float32]):
+        i = sim.tid()
+        box = RefBox()
+        box.value = sim.float32(0.0)
+        native_store_double_ref(box.value, x[i])
+        out[i] = box.value
+except Exception as _error:
+    kernel_native_ref_adjoint_struct_field = wpc.failed_definition('kernel_native_ref_adjoint_struct_field', _error)
 
 
-test_native_ref_param_adjoint_struct_field = wpc.out_of_scope_definition('test_native_ref_param_adjoint_struct_field', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_native_ref_param_adjoint_struct_field(test, device):
+    """Verify that a func_native ref parameter with adj_snippet can receive a struct-field adjoint."""
+    x = sim.array([1.0, 2.0, 3.0], dtype=sim.float32, device=device, requires_grad=True)
+    out = sim.zeros(3, dtype=sim.float32, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(kernel_native_ref_adjoint_struct_field, dim=3, inputs=[x], outputs=[out], device=device)
+
+    tape.backward(grads=[(out, wpc.ones_like(out))])
+
+    np.testing.assert_allclose(sim.to_numpy(out), [2.0, 4.0, 6.0])
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(x)), [2.0, 2.0, 2.0])
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -888,22 +1099,114 @@ def test_ref_mutates_negative_subscripts(test, device):
     np.testing.assert_allclose(sim.to_numpy(out), [10.0, 30.0, 31.0, 20.0])
 
 
-kernel_native_ref_adjoint_components = wpc.out_of_scope_definition('kernel_native_ref_adjoint_components', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_native_ref_adjoint_components(x: sim.array[sim.float32], out: sim.array[sim.float32]):
+        i = sim.tid()
+        v = sim.vec3(0.0, 0.0, 0.0)
+        m = sim.mat33(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        q = sim.quatf(0.0, 0.0, 0.0, 0.0)
+        t = sim.transformf(sim.vec3f(0.0, 0.0, 0.0), sim.quatf(0.0, 0.0, 0.0, 1.0))
+
+        native_store_double_ref(v.y, x[i])
+        native_store_double_ref(m[1, 2], x[i])
+        native_store_double_ref(q.w, x[i])
+        native_store_double_ref(t.p.x, x[i])
+
+        j = 4 * i
+        out[j] = v.y
+        out[j + 1] = m[1, 2]
+        out[j + 2] = q.w
+        out[j + 3] = t.p.x
+except Exception as _error:
+    kernel_native_ref_adjoint_components = wpc.failed_definition('kernel_native_ref_adjoint_components', _error)
 
 
-test_native_ref_param_adjoint_components = wpc.out_of_scope_definition('test_native_ref_param_adjoint_components', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_native_ref_param_adjoint_components(test, device):
+    """Verify that a native ref adjoint can target local composite components."""
+    x = sim.array([1.0, 2.0, 3.0], dtype=sim.float32, device=device, requires_grad=True)
+    out = sim.zeros(12, dtype=sim.float32, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(kernel_native_ref_adjoint_components, dim=3, inputs=[x], outputs=[out], device=device)
+
+    tape.backward(grads=[(out, wpc.ones_like(out))])
+
+    np.testing.assert_allclose(sim.to_numpy(out), np.repeat([2.0, 4.0, 6.0], 4))
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(x)), [8.0, 8.0, 8.0])
 
 
-kernel_native_ref_adjoint_struct_array_components = wpc.out_of_scope_definition('kernel_native_ref_adjoint_struct_array_components', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_native_ref_adjoint_struct_array_components(
+        x: sim.array[sim.float32],
+        boxes: sim.array[RefCompositeBox],
+        out: sim.array[sim.float32],
+    ):
+        i = sim.tid()
+        native_store_double_ref(boxes[i].quat.w, x[i])
+        native_store_double_ref(boxes[i].xform.p.x, x[i])
+
+        j = 2 * i
+        out[j] = boxes[i].quat.w
+        out[j + 1] = boxes[i].xform.p.x
+except Exception as _error:
+    kernel_native_ref_adjoint_struct_array_components = wpc.failed_definition('kernel_native_ref_adjoint_struct_array_components', _error)
 
 
-test_native_ref_param_adjoint_struct_array_components = wpc.out_of_scope_definition('test_native_ref_param_adjoint_struct_array_components', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_native_ref_param_adjoint_struct_array_components(test, device):
+    """Verify that a native ref adjoint can target components inside struct array elements."""
+    x = sim.array([1.0, 2.0, 3.0], dtype=sim.float32, device=device, requires_grad=True)
+    boxes = sim.zeros(3, dtype=RefCompositeBox, device=device, requires_grad=True)
+    out = sim.zeros(6, dtype=sim.float32, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(
+            kernel_native_ref_adjoint_struct_array_components,
+            dim=3,
+            inputs=[x, boxes],
+            outputs=[out],
+            device=device,
+        )
+
+    tape.backward(grads=[(out, wpc.ones_like(out))])
+
+    np.testing.assert_allclose(sim.to_numpy(out), np.repeat([2.0, 4.0, 6.0], 2))
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(x)), [4.0, 4.0, 4.0])
 
 
-kernel_native_ref_adjoint_nested_struct_array_field = wpc.out_of_scope_definition('kernel_native_ref_adjoint_nested_struct_array_field', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def kernel_native_ref_adjoint_nested_struct_array_field(
+        x: sim.array[sim.float32],
+        outers: sim.array[RefOuter],
+        out: sim.array[sim.float32],
+    ):
+        i = sim.tid()
+        native_store_double_ref(outers[i].inner.value, x[i])
+        out[i] = outers[i].inner.value
+except Exception as _error:
+    kernel_native_ref_adjoint_nested_struct_array_field = wpc.failed_definition('kernel_native_ref_adjoint_nested_struct_array_field', _error)
 
 
-test_native_ref_param_adjoint_nested_struct_array_field = wpc.out_of_scope_definition('test_native_ref_param_adjoint_nested_struct_array_field', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_native_ref_param_adjoint_nested_struct_array_field(test, device):
+    """Verify that a native ref adjoint can target a nested field inside a struct array element."""
+    x = sim.array([1.0, 2.0, 3.0], dtype=sim.float32, device=device, requires_grad=True)
+    outers = sim.zeros(3, dtype=RefOuter, device=device, requires_grad=True)
+    out = sim.zeros(3, dtype=sim.float32, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(
+            kernel_native_ref_adjoint_nested_struct_array_field, dim=3, inputs=[x, outers], outputs=[out], device=device
+        )
+
+    tape.backward(grads=[(out, wpc.ones_like(out))])
+
+    np.testing.assert_allclose(sim.to_numpy(out), [2.0, 4.0, 6.0])
+    np.testing.assert_allclose(sim.to_numpy(wpc.grad(x)), [2.0, 2.0, 2.0])
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail

@@ -6,22 +6,14 @@
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
 wpc.declare_out_of_scope(__name__, {
-    "TestSpecialValues.test_atomic_minmax_adjoint_float32": "autodiff",
-    "TestSpecialValues.test_atomic_minmax_adjoint_float64": "autodiff",
-    "TestSpecialValues.test_clamp_adjoint_float16": "fp16 + autodiff",
-    "TestSpecialValues.test_clamp_adjoint_float32": "autodiff",
-    "TestSpecialValues.test_clamp_adjoint_float64": "autodiff",
-    "TestSpecialValues.test_copysign_adjoint_float16": "fp16 + autodiff",
-    "TestSpecialValues.test_copysign_adjoint_float32": "autodiff",
-    "TestSpecialValues.test_copysign_adjoint_float64": "autodiff",
+    "TestSpecialValues.test_clamp_adjoint_float16": "fp16",
+    "TestSpecialValues.test_copysign_adjoint_float16": "fp16",
     "TestSpecialValues.test_copysign_float16": "fp16",
     "TestSpecialValues.test_infinity_float16": "fp16",
     "TestSpecialValues.test_is_special_mat_float16": "fp16",
     "TestSpecialValues.test_is_special_quat_float16": "fp16",
     "TestSpecialValues.test_is_special_vec_float16": "fp16",
-    "TestSpecialValues.test_minmax_reduction_adjoint_float16": "fp16 + autodiff",
-    "TestSpecialValues.test_minmax_reduction_adjoint_float32": "autodiff",
-    "TestSpecialValues.test_minmax_reduction_adjoint_float64": "autodiff",
+    "TestSpecialValues.test_minmax_reduction_adjoint_float16": "fp16",
     "TestSpecialValues.test_minmax_scalar_float16": "fp16",
     "TestSpecialValues.test_minmax_vec_float16": "fp16",
     "TestSpecialValues.test_nan_float16": "fp16",
@@ -443,13 +435,179 @@ except Exception as _error:
     test_minmax_vec = wpc.failed_definition('test_minmax_vec', _error)
 
 
-test_clamp_adjoint = wpc.out_of_scope_definition('test_clamp_adjoint', 'autodiff + fp16 + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def test_clamp_adjoint(test, device, dtype, register_kernels=False):
+        """Route ``adj_clamp`` gradient to whichever input the forward output depended on.
+
+    ``adj_clamp`` follows the chain rule of ``min(max(a, x), b)``: when an input is NaN, the gradient routes to
+    whichever of ``x``/``a``/``b`` the forward output depended on, rather than being silently dropped. For example,
+    ``clamp(NaN, a, b)`` returns ``min(a, b)``, so the gradient flows to that surviving bound.
+    """
+
+        def kern(
+            x: sim.array[dtype],
+            a: sim.array[dtype],
+            b: sim.array[dtype],
+            out: sim.array[dtype],
+        ):
+            i = sim.tid()
+            out[i] = sim.clamp(x[i], a[i], b[i])
+
+        kernel = getkernel(kern, suffix="clamp_adj_" + dtype.__name__)
+
+        if register_kernels:
+            return
+
+        nan = float("nan")
+        # (x, a, b, expected_grad_x, expected_grad_a, expected_grad_b).
+        rows = [
+            (nan, -1.0, 1.0, 0.0, 1.0, 0.0),  # forward = min(-1, 1) = -1; depends on a
+            (nan, 1.0, -1.0, 0.0, 0.0, 1.0),  # forward = min(1, -1) = -1; depends on b
+            (0.5, nan, 1.0, 1.0, 0.0, 0.0),  # forward = min(max(NaN, 0.5), 1) = 0.5; depends on x
+            (2.0, nan, 1.0, 0.0, 0.0, 1.0),  # forward = min(2, 1) = 1; depends on b
+            (-2.0, -1.0, nan, 0.0, 1.0, 0.0),  # forward = max(-1, -2) = -1; depends on a
+            (0.5, -1.0, 1.0, 1.0, 0.0, 0.0),  # forward = 0.5; depends on x (no NaN)
+        ]
+
+        n = len(rows)
+        x = sim.array([r[0] for r in rows], dtype=dtype, device=device, requires_grad=True)
+        a = sim.array([r[1] for r in rows], dtype=dtype, device=device, requires_grad=True)
+        b = sim.array([r[2] for r in rows], dtype=dtype, device=device, requires_grad=True)
+        out = sim.zeros(n, dtype=dtype, device=device, requires_grad=True)
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(kernel, dim=n, inputs=[x, a, b], outputs=[out], device=device)
+        wpc.fill_(wpc.grad(out), dtype(1.0))
+        tape.backward()
+        actual_grad_x = sim.to_numpy(wpc.grad(x))
+        actual_grad_a = sim.to_numpy(wpc.grad(a))
+        actual_grad_b = sim.to_numpy(wpc.grad(b))
+        for i, (xi, ai, bi, gx, ga, gb) in enumerate(rows):
+            assert_float_eq(test, actual_grad_x[i], gx, f"adj_clamp x[{i}] (x={xi}, a={ai}, b={bi})")
+            assert_float_eq(test, actual_grad_a[i], ga, f"adj_clamp a[{i}] (x={xi}, a={ai}, b={bi})")
+            assert_float_eq(test, actual_grad_b[i], gb, f"adj_clamp b[{i}] (x={xi}, a={ai}, b={bi})")
+except Exception as _error:
+    test_clamp_adjoint = wpc.failed_definition('test_clamp_adjoint', _error)
 
 
-test_minmax_reduction_adjoint = wpc.out_of_scope_definition('test_minmax_reduction_adjoint', 'autodiff + fp16 + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def test_minmax_reduction_adjoint(test, device, dtype, register_kernels=False):
+        """Route the vector reduction adjoint gradient to the index the forward reduction picked.
+
+    The reduction adjoint ``adj_min(vec)``/``adj_max(vec)`` must route the gradient to the index the forward picked.
+    When ``v[0]`` is NaN, the forward ``fmin`` reduction skips NaN and picks the first non-NaN extremum, and the
+    adjoint must do the same (not route to slot 0).
+    """
+        vec3_t = sim.types.vector(3, dtype)
+
+        def reduce_kern(
+            v: sim.array[vec3_t],
+            out_min: sim.array[dtype],
+            out_max: sim.array[dtype],
+        ):
+            i = sim.tid()
+            out_min[i] = sim.min(v[i])
+            out_max[i] = sim.max(v[i])
+
+        kernel = getkernel(reduce_kern, suffix="reduce_adj_" + dtype.__name__)
+
+        if register_kernels:
+            return
+
+        nan = float("nan")
+        # The forward fmin reduction returns -1 (slot 2 for min) / 2 (slot 1 for
+        # max). The gradient must route there, NOT to slot 0 (the NaN slot).
+        rows = [
+            [nan, 2.0, -1.0],
+        ]
+        expected_grad_min = [
+            [0.0, 0.0, 1.0],  # min picks v[2]=-1
+        ]
+        expected_grad_max = [
+            [0.0, 1.0, 0.0],  # max picks v[1]=2
+        ]
+
+        n = len(rows)
+        v = sim.array(rows, dtype=vec3_t, device=device, requires_grad=True)
+        out_min = sim.zeros(n, dtype=dtype, device=device, requires_grad=True)
+        out_max = sim.zeros(n, dtype=dtype, device=device, requires_grad=True)
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(kernel, dim=n, inputs=[v], outputs=[out_min, out_max], device=device)
+        # Use a sum-of-outputs loss so each row contributes adj_ret = 1 to its
+        # own min and max output.
+        wpc.fill_(wpc.grad(out_min), dtype(1.0))
+        wpc.fill_(wpc.grad(out_max), dtype(1.0))
+        tape.backward()
+        actual_grad = sim.to_numpy(wpc.grad(v))
+        # Combined expected gradient: min and max contribute independently.
+        for i in range(len(rows)):
+            for j in range(3):
+                expected = expected_grad_min[i][j] + expected_grad_max[i][j]
+                assert_float_eq(
+                    test,
+                    actual_grad[i][j],
+                    expected,
+                    f"adj_min+adj_max v[{i}][{j}]",
+                )
+except Exception as _error:
+    test_minmax_reduction_adjoint = wpc.failed_definition('test_minmax_reduction_adjoint', _error)
 
 
-test_atomic_minmax_adjoint = wpc.out_of_scope_definition('test_atomic_minmax_adjoint', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def test_atomic_minmax_adjoint(test, device, dtype, register_kernels=False):
+        """Accumulate the ``adj_atomic_min``/``adj_atomic_max`` gradient onto ``value`` whenever the forward committed it.
+
+    This includes the case where both operands were NaN. The standard ``value == *addr`` check returns false for
+    ``NaN == NaN``, so ``adj_atomic_minmax`` in ``builtin.h`` has an explicit both-NaN branch to catch that case.
+    """
+
+        def kern(
+            slot: sim.array[dtype],
+            value: sim.array[dtype],
+            out: sim.array[dtype],
+        ):
+            i = sim.tid()
+            out[i] = sim.atomic_min(slot, i, value[i])
+
+        kernel = getkernel(kern, suffix="atomic_min_adj_" + dtype.__name__)
+
+        if register_kernels:
+            return
+
+        nan = float("nan")
+        # (slot, value, expected_grad_value)
+        # - slot=NaN, value=NaN: forward writes value's payload (slot ends up NaN).
+        #   Without the both-NaN branch the adjoint would drop the gradient.
+        # - slot=NaN, value=2: forward writes 2 (slot was NaN). value won; full grad.
+        # - slot=2,   value=NaN: forward keeps slot=2. value lost; zero grad.
+        # - slot=5,   value=2:   forward writes 2. value won; full grad.
+        # - slot=2,   value=5:   forward keeps slot=2. value lost; zero grad.
+        rows = [
+            (nan, nan, 1.0),
+            (nan, 2.0, 1.0),
+            (2.0, nan, 0.0),
+            (5.0, 2.0, 1.0),
+            (2.0, 5.0, 0.0),
+        ]
+
+        n = len(rows)
+        slot = sim.array([r[0] for r in rows], dtype=dtype, device=device, requires_grad=True)
+        value = sim.array([r[1] for r in rows], dtype=dtype, device=device, requires_grad=True)
+        out = sim.zeros(n, dtype=dtype, device=device, requires_grad=True)
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(kernel, dim=n, inputs=[slot, value], outputs=[out], device=device)
+        wpc.fill_(wpc.grad(slot), dtype(1.0))
+        tape.backward()
+        actual_grad_value = sim.to_numpy(wpc.grad(value))
+        for i, (s, v, expected) in enumerate(rows):
+            assert_float_eq(test, actual_grad_value[i], expected, f"adj_atomic_min grad value[{i}] (slot={s}, value={v})")
+except Exception as _error:
+    test_atomic_minmax_adjoint = wpc.failed_definition('test_atomic_minmax_adjoint', _error)
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
@@ -617,7 +775,57 @@ except Exception as _error:
     test_copysign = wpc.failed_definition('test_copysign', _error)
 
 
-test_copysign_adjoint = wpc.out_of_scope_definition('test_copysign_adjoint', 'autodiff + fp16 + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    def test_copysign_adjoint(test, device, dtype, register_kernels=False):
+        """Compute ``adj_copysign`` as +1 for ``d/dx`` when the signs of ``x`` and ``y`` agree and -1 otherwise.
+
+    ``d/dy`` is 0 almost everywhere (the result depends on ``y`` only through its sign).
+    """
+
+        def kern(
+            x: sim.array[dtype],
+            y: sim.array[dtype],
+            out: sim.array[dtype],
+        ):
+            i = sim.tid()
+            out[i] = sim.copysign(x[i], y[i])
+
+        kernel = getkernel(kern, suffix="copysign_adj_" + dtype.__name__)
+
+        if register_kernels:
+            return
+
+        # (x, y, expected_grad_x). Gradient on y is always 0. Signed-zero inputs
+        # are classified by their sign bit (not by `< 0`), matching the forward.
+        rows = [
+            (3.0, 1.0, 1.0),  # signs agree -> +1
+            (3.0, -1.0, -1.0),  # signs differ -> -1
+            (-3.0, 1.0, -1.0),  # signs differ -> -1
+            (-3.0, -1.0, 1.0),  # signs agree -> +1
+            (-0.0, -1.0, 1.0),  # both negative (sign bit) -> +1
+            (-0.0, 1.0, -1.0),  # signs differ -> -1
+            (0.0, -1.0, -1.0),  # signs differ -> -1
+            (0.0, 1.0, 1.0),  # signs agree -> +1
+        ]
+
+        n = len(rows)
+        x = sim.array([r[0] for r in rows], dtype=dtype, device=device, requires_grad=True)
+        y = sim.array([r[1] for r in rows], dtype=dtype, device=device, requires_grad=True)
+        out = sim.zeros(n, dtype=dtype, device=device, requires_grad=True)
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(kernel, dim=n, inputs=[x, y], outputs=[out], device=device)
+        wpc.fill_(wpc.grad(out), dtype(1.0))
+        tape.backward()
+        actual_grad_x = sim.to_numpy(wpc.grad(x))
+        actual_grad_y = sim.to_numpy(wpc.grad(y))
+
+        for i, (xi, yi, expected_x) in enumerate(rows):
+            assert_float_eq(test, actual_grad_x[i], expected_x, f"adj_copysign d/dx ({xi}, {yi})")
+            assert_float_eq(test, actual_grad_y[i], 0.0, f"adj_copysign d/dy ({xi}, {yi})")
+except Exception as _error:
+    test_copysign_adjoint = wpc.failed_definition('test_copysign_adjoint', _error)
 
 
 devices = get_test_devices()

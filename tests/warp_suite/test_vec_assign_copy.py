@@ -5,11 +5,7 @@
 
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
-wpc.declare_out_of_scope(__name__, {
-    "TestVecAssignCopy.test_vec_assign": "autodiff",
-    "TestVecAssignCopy.test_vec_assign_copy": "autodiff",
-    "TestVecAssignCopy.test_vec_slicing_assign_backward": "autodiff",
-})
+wpc.declare_out_of_scope(__name__, {})
 import unittest
 
 import numpy as np
@@ -27,19 +23,105 @@ def tearDownModule():
     sim.config.enable_vector_component_overwrites = False
 
 
-vec_assign_subscript = wpc.out_of_scope_definition('vec_assign_subscript', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def vec_assign_subscript(x: sim.array[float], y: sim.array[sim.vec3]):
+        i = sim.tid()
+
+        a = sim.vec3()
+        a[0] = 1.0 * x[i]
+        a[1] = 2.0 * x[i]
+        a[2] = 3.0 * x[i]
+        y[i] = a
+except Exception as _error:
+    vec_assign_subscript = wpc.failed_definition('vec_assign_subscript', _error)
 
 
-vec_assign_attribute = wpc.out_of_scope_definition('vec_assign_attribute', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
+    @sim.kernel
+    def vec_assign_attribute(x: sim.array[float], y: sim.array[sim.vec3]):
+        i = sim.tid()
+
+        a = sim.vec3()
+        a.x = 1.0 * x[i]
+        a.y = 2.0 * x[i]
+        a.z = 3.0 * x[i]
+        y[i] = a
+except Exception as _error:
+    vec_assign_attribute = wpc.failed_definition('vec_assign_attribute', _error)
 
 
-test_vec_assign = wpc.out_of_scope_definition('test_vec_assign', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_vec_assign(test, device):
+    def run(kernel):
+        x = sim.ones(1, dtype=float, requires_grad=True, device=device)
+        y = sim.zeros(1, dtype=sim.vec3, requires_grad=True, device=device)
+
+        tape = sim.Tape()
+        with tape:
+            sim.launch(kernel, 1, inputs=[x], outputs=[y], device=device)
+
+        sim.requires_grad(y, grad=wpc.ones_like(y))
+        tape.backward()
+
+        assert_np_equal(sim.to_numpy(y), np.array([[1.0, 2.0, 3.0]], dtype=float))
+        assert_np_equal(sim.to_numpy(wpc.grad(x)), np.array([6.0], dtype=float))
+
+    run(vec_assign_subscript)
+    run(vec_assign_attribute)
 
 
-test_vec_assign_copy = wpc.out_of_scope_definition('test_vec_assign_copy', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_vec_assign_copy(test, device):
+    @sim.kernel(module="unique")
+    def vec_assign_overwrite(x: sim.array[sim.vec3], y: sim.array[sim.vec3]):
+        tid = sim.tid()
+
+        a = sim.vec3()
+        b = x[tid]
+        a = b
+        a[1] = 3.0
+
+        y[tid] = a
+
+    x = sim.ones(1, dtype=sim.vec3, device=device, requires_grad=True)
+    y = sim.zeros(1, dtype=sim.vec3, device=device, requires_grad=True)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(vec_assign_overwrite, dim=1, inputs=[x, y], device=device)
+
+    sim.requires_grad(y, grad=wpc.ones_like(y, requires_grad=False))
+    tape.backward()
+
+    assert_np_equal(sim.to_numpy(y), np.array([[1.0, 3.0, 1.0]], dtype=float))
+    assert_np_equal(sim.to_numpy(wpc.grad(x)), np.array([[1.0, 0.0, 1.0]], dtype=float))
 
 
-test_vec_slicing_assign_backward = wpc.out_of_scope_definition('test_vec_slicing_assign_backward', 'autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+def test_vec_slicing_assign_backward(test, device):
+    @sim.kernel(module="unique")
+    def kernel(arr_x: sim.array[sim.vec2], arr_y: sim.array[sim.vec4]):
+        i = sim.tid()
+
+        x = arr_x[i]
+        y = arr_y[i]
+
+        y[:2] = x
+        y[1:-1] += x[:2]
+        y[3:1:-1] -= x[0:]
+
+        arr_y[i] = y
+
+    x = sim.ones(1, dtype=sim.vec2, requires_grad=True, device=device)
+    y = sim.zeros(1, dtype=sim.vec4, requires_grad=True, device=device)
+
+    tape = sim.Tape()
+    with tape:
+        sim.launch(kernel, 1, inputs=(x,), outputs=(y,), device=device)
+
+    sim.requires_grad(y, grad=wpc.ones_like(y))
+    tape.backward()
+
+    assert_np_equal(sim.to_numpy(y), np.array(((1.0, 2.0, 0.0, -1.0),), dtype=float))
+    assert_np_equal(sim.to_numpy(wpc.grad(x)), np.array(((1.0, 1.0),), dtype=float))
 
 
 try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail

@@ -6,9 +6,9 @@
 # ---- tools/port_warp_tests.py: the out-of-scope cases (its fixed list; docs/warp-compatibility.md)
 from warp_suite import _warp_compat as wpc  # noqa: E402
 wpc.declare_out_of_scope(__name__, {
-    "TestVecConstructors.test_casting_constructors_float16": "fp16 + autodiff",
-    "TestVecConstructors.test_casting_constructors_float32": "autodiff",
-    "TestVecConstructors.test_casting_constructors_float64": "autodiff",
+    "TestVecConstructors.test_casting_constructors_float16": "fp16",
+    "TestVecConstructors.test_casting_constructors_float32": "fp16",
+    "TestVecConstructors.test_casting_constructors_float64": "fp16",
     "TestVecConstructors.test_vector_constructors_explicit_precision": "fp16",
     "TestVecConstructors.test_vector_constructors_value_func": "fp16",
 })
@@ -22,10 +22,10 @@ from warp_suite._warp_compat import *
 
 np_float_types = [np.float16, np.float32, np.float64]
 
-kernel_cache = wpc.out_of_scope_definition('kernel_cache', 'autodiff + fp16 + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+kernel_cache = wpc.out_of_scope_definition('kernel_cache', 'fp16')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
-getkernel = wpc.out_of_scope_definition('getkernel', 'autodiff + fp16 + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+getkernel = wpc.out_of_scope_definition('getkernel', 'fp16')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
 def test_anon_constructor_error_length_mismatch(test, device):
@@ -99,7 +99,7 @@ def test_tpl_constructor_error_numeric_args_mismatch(test, device):
         sim.launch(kernel, dim=1, inputs=[sim.float64(1.0)], device=device)
 
 
-test_casting_constructors = wpc.out_of_scope_definition('test_casting_constructors', 'autodiff + fp16 + autodiff')  # tools/port_warp_tests.py: used only by out-of-scope cases
+test_casting_constructors = wpc.out_of_scope_definition('test_casting_constructors', 'fp16')  # tools/port_warp_tests.py: used only by out-of-scope cases
 
 
 test_vector_constructors_value_func = wpc.out_of_scope_definition('test_vector_constructors_value_func', 'fp16')  # tools/port_warp_tests.py: used only by out-of-scope cases
