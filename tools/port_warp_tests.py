@@ -139,6 +139,8 @@ OUT_OF_SCOPE_CASES = {
     # to and from float16 whatever their dtype (their kernels cast_float16, cast_float32...)
     ("test_vec_constructors.py", "test_casting_constructors_float32"): "fp16",
     ("test_vec_constructors.py", "test_casting_constructors_float64"): "fp16",
+    ("test_quat.py", "test_casting_constructors_float32"): "fp16",
+    ("test_quat.py", "test_casting_constructors_float64"): "fp16",
 }
 
 OUT_OF_SCOPE_FILES = {

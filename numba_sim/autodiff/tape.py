@@ -92,11 +92,9 @@ class Tape:
 
     def backward(self, loss=None, grads=None):
         """Run the recorded launches' adjoints in reverse, seeded by ``grad(loss) = 1`` or
-        by ``grads`` (pairs ``(array, its output gradient)``); with neither, by the
-        gradients as they are (set beforehand, as Warp's ``tape.backward()``)."""
-        if loss is not None and grads is not None:
-            raise TypeError("backward: give loss (a one-element array) or grads (pairs "
-                            "(array, gradient)), not both")
+        by ``grads`` (pairs ``(array, its output gradient)``), or both (as Warp); with
+        neither, by the gradients as they are (set beforehand, as Warp's
+        ``tape.backward()``)."""
         if loss is not None:
             if getattr(loss, "size", None) != 1:
                 raise ValueError(f"loss: expected a one-element array, got "
@@ -106,7 +104,7 @@ class Tape:
                 seed = grad_or_none(requires_grad(loss))
             seed[...] = 1
             self._remember(loss, seed)
-        elif grads is not None:
+        if grads is not None:
             pairs = list(grads.items()) if isinstance(grads, dict) else grads
             if not isinstance(pairs, (list, tuple)):
                 raise TypeError(f"grads: expected a list of (array, gradient) pairs, got "
