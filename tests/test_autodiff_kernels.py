@@ -381,6 +381,25 @@ def test_custom_adjoint_with_branches_and_adj_named_locals():
     np.testing.assert_allclose(sim.grad(z), [2.0, 2.0, 0.0])
 
 
+def test_reversed_range_loops_are_differentiated():
+    # Warp's for_loop_reversed_strided_grad: the reversed range stays in the loop header
+    @sim.kernel
+    def strided(n: int, stride: int, x: A, s: A):
+        tid = sim.tid()
+        acc = f64(0.0)
+        for i in reversed(range(tid, n, stride)):
+            acc = acc + x[i] * x[i]
+        sim.atomic_add(s, 0, acc)
+
+    x = sim.requires_grad(np.arange(1.0, 8.0))
+    s = sim.zeros(1, dtype=f64, requires_grad=True)
+    with sim.Tape() as tape:
+        sim.launch(strided, 3, inputs=[7, 3, x, s])
+    np.testing.assert_allclose(s, [(x * x).sum()])
+    tape.backward(loss=s)
+    np.testing.assert_allclose(sim.grad(x), 2 * x)
+
+
 def test_float32_kernel_gradients():
     @sim.kernel
     def square_sum(x: sim.array(dtype=float), y: sim.array(dtype=float)):

@@ -144,7 +144,8 @@ class Flattener:
             if node.orelse:
                 raise self.error("a for loop's else block is not differentiated", node)
             iterator = node.iter
-            if not (isinstance(iterator, ast.Call) and self._is_range(iterator.func)):
+            if not (isinstance(iterator, ast.Call) and self._is_range(iterator.func)) \
+                    and not self._is_reversed_range(iterator):
                 iterator = self.atom(iterator, out)
             out.append(ast.For(target=node.target, iter=iterator, body=self.block(node.body),
                                orelse=[]))
@@ -172,6 +173,13 @@ class Flattener:
 
     def _is_range(self, func):
         return self.resolve(func) in (range,)
+
+    def _is_reversed_range(self, iterator):
+        """``reversed(range(...))``: kept in the loop header, as a range is (the kernel
+        language iterates it backwards; it is no value to name)."""
+        return isinstance(iterator, ast.Call) and self.resolve(iterator.func) is reversed \
+            and len(iterator.args) == 1 and not iterator.keywords \
+            and isinstance(iterator.args[0], ast.Call) and self._is_range(iterator.args[0].func)
 
     def _query_loop(self, node):
         """``while hash_grid_query_next(q, j):`` as ``for j in q:`` (Warp's spelling)."""
