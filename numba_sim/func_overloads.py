@@ -127,7 +127,8 @@ def is_func(value):
     """Whether *value* is a ``@sim.func`` (:class:`numba_sim.kernel.Func`), known by the
     signature method every func has, so that the modules kernel.py imports can tell one
     without importing kernel.py."""
-    return callable(getattr(value, "_python_signature", None)) and hasattr(value, "func")
+    return (not isinstance(value, type)  # (the class itself, sim.Function, is not a func)
+            and callable(getattr(value, "_python_signature", None)) and hasattr(value, "func"))
 
 
 class FuncOverloads:

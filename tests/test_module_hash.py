@@ -102,3 +102,13 @@ def test_tables_and_arrays_a_kernel_reads_count_by_content():
     table[0] = 7.0
     assert describe(table) != before and "0x" not in before
     assert describe(np.zeros(2, np.float32)) != describe(np.zeros(2, np.float64))
+
+
+def test_a_func_taking_a_function_parameter_hashes():
+    """A ``sim.Function`` annotation is the func class itself, which is described as a
+    class, not taken for a func (it has a func's attributes, as properties)."""
+    from numba_sim.func_overloads import is_func
+    from numba_sim.module_hash import describe
+
+    assert not is_func(sim.Function)
+    assert describe(sim.Function).endswith("Func")  # (raised AttributeError when taken for one)
