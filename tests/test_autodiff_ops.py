@@ -15,6 +15,7 @@ from autodiff_op_cases import (
     finite_difference_vjp, is_float_argument, random_adjoint, random_value, table_names,
 )
 from numba_sim.autodiff import adjoint_attribute, adjoint_function
+from numba_sim.types import SPEC_BY_NAME, VALUE_TABLE
 
 
 CASES = enumerate_cases()
@@ -66,7 +67,12 @@ def test_every_operation_is_covered_or_listed():
     differentiable case above, or only non-differentiable ones, or is listed with a
     reason (EXCLUDED: no case; NO_ADJOINT: a TypingError naming it)."""
     covered = {c.name for c in CASES}
-    missing = [name for name in table_names() if name not in covered
+    # Constructors of value types made on demand (sim.types.vector(5, ...), by this or any
+    # other test of the process) come from the one factory whose fixed-table constructors
+    # have cases; which of them exist depends on what ran before.
+    on_demand = {name for name in table_names() if name in SPEC_BY_NAME
+                 and SPEC_BY_NAME[name] not in VALUE_TABLE}
+    missing = [name for name in table_names() if name not in covered | on_demand
                and name not in EXCLUDED and name not in NO_ADJOINT]
     assert not missing, f"operations with no adjoint case and no reason listed: {missing}"
     stale = [name for name in list(EXCLUDED) + list(NO_ADJOINT) if name not in table_names()]
