@@ -209,15 +209,71 @@ def test_typing_rules():
     with pytest.raises(errors, match="2-D array takes 2 integer indices"):
         atomic_in_njit(np.zeros((2, 2), np.float32), 0, 1.0)
     with pytest.raises(errors, match=r"atomic_add\(\) operations only work on arrays with "
-                                     r"\[u\]int32, \[u\]int64, float32, or float64 as the "
-                                     r"underlying scalar types, but got int16 \(with scalar "
-                                     r"type int16\)"):
+                                     r"\[u\]int32, \[u\]int64, float16, bfloat16, float32, or "
+                                     r"float64 as the underlying scalar types, but got int16 "
+                                     r"\(with scalar type int16\)\n"):
         atomic_in_njit(np.zeros(2, np.int16), 0, 1)
+
+
+@numba.njit
+def exchange_in_njit(a, i, x):
+    return sim.atomic_exch(a, i, x)
+
+
+@numba.njit
+def and_in_njit(a, i, x):
+    return sim.atomic_and(a, i, x)
+
+
+@numba.njit
+def min_in_njit(a, i, x):
+    return sim.atomic_min(a, i, x)
+
+
+def test_unsupported_scalar_types_get_warps_sentence_per_atomic():
+    """Warp 1.19 lists, per atomic, the scalar types it has (builtins.py): 8/16-bit ints have
+    none; bitwise atomics take 32/64-bit ints only; numba_sim says so in Warp's words."""
+    errors = numba.core.errors.TypingError
+    tail = r"as the underlying scalar types, but got {0} \(with scalar type {0}\)\n"
+    with pytest.raises(errors, match=r"atomic_min\(\) operations only work on arrays with "
+                                     r"\[u\]int32, \[u\]int64, bfloat16, float32, or float64 "
+                       + tail.format("uint8")):
+        min_in_njit(np.zeros(2, np.uint8), 0, np.uint8(1))
+    with pytest.raises(errors, match=r"atomic_exch\(\) operations only work on arrays with "
+                                     r"\[u\]int32, \[u\]int64, float32, or float64 "
+                       + tail.format("int8")):
+        exchange_in_njit(np.zeros(2, np.int8), 0, np.int8(1))
+    with pytest.raises(errors, match=r"atomic_and\(\) operations only work on arrays with "
+                                     r"\[u\]int32 or \[u\]int64 " + tail.format("float32")):
+        and_in_njit(np.zeros(2, np.float32), 0, np.float32(1))
+    # float16: Warp's add has it, numba_sim has not: its own message, not Warp's list
+    with pytest.raises(errors, match=r"atomic_add\(\) on an array of float16: Warp has "
+                                     r"float16 atomics, numba_sim has none"):
+        atomic_in_njit(np.zeros(2, np.float16), 0, np.float16(1))
+    # the supported ones still work: 64-bit unsigned min, 32-bit and
+    u = np.array([5, 7], np.uint64)
+    assert min_in_njit(u, 1, np.uint64(3)) == 7 and u[1] == 3
+    i = np.array([6, 3], np.int32)
+    assert and_in_njit(i, 0, np.int32(3)) == 6 and i[0] == 2
 
 
 @sim.kernel
 def atomic_on_vec3ub(a: sim.array(dtype=sim.vec3ub)):
     sim.atomic_max(a, 0, sim.vec3ub(1))
+
+
+@sim.kernel
+def atomic_on_int16(a: sim.array(dtype=sim.int16)):
+    sim.atomic_add(a, 0, sim.int16(1))
+
+
+def test_a_kernel_error_ends_with_warps_sentence():
+    """The kernel's message ends with Warp's sentence (Warp's tests anchor it with ``$``),
+    and is a RuntimeError as Warp's."""
+    with pytest.raises(RuntimeError) as raised:  # str(): the message, as unittest matches
+        sim.launch(atomic_on_int16, dim=1, inputs=[np.zeros(2, np.int16)])
+    assert re.search(r"float32, or float64 as the underlying scalar types, but got int16 "
+                     r"\(with scalar type int16\)$", str(raised.value))
 
 
 def test_unsupported_element_types_are_named_as_warp_names_them():

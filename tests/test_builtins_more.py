@@ -1,4 +1,4 @@
-"""Issue 17's builtins: div, mod, nonzero, rint, log2, log10, where, select, bit_and, bit_or,
+"""Issue 17's builtins: div, mod, floordiv, nonzero, rint, log2, log10, where, select, bit_and, bit_or,
 bit_xor, invert, atomic_exch, atomic_cas: Warp's numbers bit for bit on the CPU, the same in
 Python mode, and an offline CUDA compile-and-link.
 
@@ -22,13 +22,14 @@ FLOAT_EXPRESSIONS = [  # over float32 a, b and int32 n
     "M.log10(M.abs(a))", "M.where(a > b, a, b)", "M.where(n, a, b)", "M.div(a, 3.0)",
     "M.div(M.vec3(a, b, 1.0), b)[0]", "M.div(b, M.vec3(a, b, 1.0))[2]",
     "M.mod(M.vec3(a, b, 1.0), M.vec3(b, a, b))[1]", "M.where(a < 0.0, M.vec3(a), M.vec3(b))[1]",
-    "M.div(M.mat22(a, b, a, b), a)[1, 1]",
+    "M.div(M.mat22(a, b, a, b), a)[1, 1]", "M.floordiv(a, b)", "M.floordiv(a, -2.0)",
 ]
 INT_EXPRESSIONS = [  # over int32 n, k (k never 0)
     "M.div(n, k)", "M.mod(n, k)", "M.nonzero(n)", "M.bit_and(n, k)", "M.bit_or(n, k)",
     "M.bit_xor(n, k)", "M.invert(n)", "M.where(n > k, n, k)", "M.div(M.vec3i(n, k, 7), k)[0]",
     "M.mod(M.vec3i(n, k, 7), M.vec3i(k, k, k))[2]",
     "M.bit_xor(M.vec3i(n, k, 7), M.vec3i(k, n, n))[1]", "M.invert(M.vec3i(n, k, 7))[2]",
+    "M.floordiv(n, k)", "M.floordiv(n, -3)",
 ]
 
 
@@ -104,7 +105,7 @@ def test_builtins_match_warp_bit_for_bit(numba_sim_results, tmp_path):
         assert ok.all(), (expression, np.flatnonzero(~ok)[:5], out[~ok, j][:5],
                           expected[~ok, j][:5])
     for j, expression in enumerate(INT_EXPRESSIONS):
-        if expression.startswith("M.div(n") or expression.startswith("M.mod(n"):
+        if expression.startswith(("M.div(n", "M.mod(n", "M.floordiv(n")):
             rows = ints[:, 0] != -2**31  # INT_MIN / -1 is undefined in C
         else:
             rows = slice(None)
@@ -126,6 +127,50 @@ def test_python_mode_matches_compiled(numba_sim_results):
                 continue
             for j, expression in enumerate(INT_EXPRESSIONS):
                 assert eval(expression, namespace) == iout[i, j], (expression, i)  # noqa: S307
+
+
+@sim.kernel
+def floor_divisions(a8: sim.array(dtype=sim.int8), b8: sim.array(dtype=sim.int8),
+                    u8: sim.array(dtype=sim.uint8), v8: sim.array(dtype=sim.uint8),
+                    a64: sim.array(dtype=sim.int64), b64: sim.array(dtype=sim.int64),
+                    x: sim.array(dtype=sim.float64), y: sim.array(dtype=sim.float64),
+                    o8: sim.array(dtype=sim.int8), ou8: sim.array(dtype=sim.uint8),
+                    o64: sim.array(dtype=sim.int64), ox: sim.array(dtype=sim.float64)):
+    i = sim.tid()
+    o8[i] = sim.floordiv(a8[i], b8[i])
+    ou8[i] = sim.floordiv(u8[i], v8[i])
+    o64[i] = sim.floordiv(a64[i], b64[i])
+    ox[i] = sim.floordiv(x[i], y[i])
+
+
+def test_floordiv_rounds_toward_negative_infinity_for_every_width():
+    """Warp's floordiv (builtin.h): signed ints round toward -inf (NumPy's ``//``), unsigned
+    ints truncate, floats are floor(a / b) -- also for 8-bit ints, which C promotes."""
+    a = np.array([-7, 7, -7, 7, -1, -8, 5, -5, 0, 6, 9, -9, -128, 127], np.int8)
+    b = np.array([2, -2, -2, 2, 2, 4, 3, -3, -3, -3, -1, 1, 3, -128], np.int8)
+    u, v = np.array([255, 7, 0, 200] * 3 + [1, 2], np.uint8), np.arange(1, 15, dtype=np.uint8)
+    a64, b64 = a.astype(np.int64) * 10**12, b.astype(np.int64)
+    x = np.array([-7.5, 7.5, -0.5, 1e300, -3.0, 3.0, 0.0, -0.0, 5.0, -5.0, 1.0, 2.0, 9, -9])
+    y = np.array([2.0, -2.0, 3.0, 1e-300, 3.0, -3.0, 1.0, 2.0, 0.5, 0.5, 3.0, 4.0, 2, 2])
+    outs = [np.zeros(14, t) for t in (np.int8, np.uint8, np.int64, np.float64)]
+    sim.launch(floor_divisions, dim=14, inputs=[a, b, u, v, a64, b64, x, y, *outs])
+    np.testing.assert_array_equal(outs[0], np.floor_divide(a, b))
+    np.testing.assert_array_equal(outs[1], u // v)
+    np.testing.assert_array_equal(outs[2], np.floor_divide(a64, b64))
+    with np.errstate(over="ignore"):  # 1e300 / 1e-300 is inf, in the kernel too
+        np.testing.assert_array_equal(outs[3], np.floor(x / y))
+    assert np.signbit(outs[3][7])  # floor(-0.0 / 2.0) keeps the sign
+    for i in range(14):  # Python mode, the same numbers and types
+        assert sim.floordiv(a[i], b[i]) == outs[0][i] and type(sim.floordiv(a[i], b[i])) is np.int8
+        assert sim.floordiv(u[i], v[i]) == outs[1][i]
+        assert sim.floordiv(x[i], y[i]) == outs[3][i]
+    assert sim.floordiv(np.int16(-7), 2) == -4 and type(sim.floordiv(np.int16(-7), 2)) is np.int16
+    with pytest.raises(TypeError, match=r"floordiv\(vec3, float32\)"):
+        sim.floordiv(sim.vec3(1.0), np.float32(2.0))
+    with pytest.raises(ZeroDivisionError):
+        sim.floordiv(np.int32(1), np.int32(0))
+    library = floor_divisions.compile("cuda", [a, b, u, v, a64, b64, x, y, *outs], cc=(7, 5))
+    assert bytes(library.get_cubin(cc=(7, 5)).code)[:4] == b"\x7fELF"
 
 
 def test_select_is_where_with_warps_deprecated_argument_order():

@@ -143,13 +143,7 @@ def _resolve(name, args):
         raise TypingError(f"{usage}: the array {arr} is read-only")
     dtype = arr.dtype
     scalar = dtype.dtype if isinstance(dtype, ValueType) else dtype
-    if scalar not in SUPPORTED_TYPES:  # Warp's sentence (its list less float16 / bfloat16)
-        raise TypingError(f"{name}() operations only work on arrays with [u]int32, [u]int64, "
-                          f"float32, or float64 as the underlying scalar types, but got "
-                          f"{_type_repr(dtype)} (with scalar type {_type_repr(scalar)})")
-    if name in _BITWISE and not isinstance(scalar, types.Integer):
-        raise TypingError(f"{usage}: bitwise atomics take arrays of integers or of integer "
-                          f"vectors / matrices, not of {dtype}")
+    _check_element_type(name, dtype, scalar)
     if len(indices) != arr.ndim or not all(isinstance(i, types.Integer) for i in indices):
         raise TypingError(f"{usage}: a {arr.ndim}-D array takes {arr.ndim} integer indices, got "
                           f"({', '.join(map(str, indices))})")
@@ -162,6 +156,38 @@ def _resolve(name, args):
         raise TypingError(f"{usage}: a {value} value for an array of {dtype} (convert it "
                           f"explicitly, e.g. {dtype}(value))")
     return signature(dtype, arr, *[types.intp] * arr.ndim, dtype)
+
+
+_WARP_ATOMIC_TYPES = {
+    "atomic_add": "[u]int32, [u]int64, float16, bfloat16, float32, or float64",
+    "atomic_sub": "[u]int32, [u]int64, float16, bfloat16, float32, or float64",
+    "atomic_min": "[u]int32, [u]int64, bfloat16, float32, or float64",
+    "atomic_max": "[u]int32, [u]int64, bfloat16, float32, or float64",
+    "atomic_cas": "[u]int32, [u]int64, float32, or float64",
+    "atomic_exch": "[u]int32, [u]int64, float32, or float64",
+    "atomic_and": "[u]int32 or [u]int64",
+    "atomic_or": "[u]int32 or [u]int64",
+    "atomic_xor": "[u]int32 or [u]int64",
+}
+"""Each atomic -> the scalar types Warp lists in its error for the others (Warp 1.19's
+builtins.py, verbatim: a ported error check matches)."""
+
+
+def _check_element_type(name, dtype, scalar):
+    """Reject an array whose scalar type has no *name* atomic, as Warp does (its sentence).
+    Warp's add/sub lists float16 and bfloat16, which numba_sim has no atomics for: those
+    get numba_sim's own message instead of a sentence that would say they work."""
+    warp_types = _WARP_ATOMIC_TYPES[name]
+    bitwise = name in _BITWISE
+    if scalar in SUPPORTED_TYPES and (not bitwise or isinstance(scalar, types.Integer)):
+        return
+    if scalar == types.float16 and "float16" in warp_types:
+        raise TypingError(f"{name}() on an array of {_type_repr(dtype)}: Warp has float16 "
+                          f"atomics, numba_sim has none (float16 is outside its kernel "
+                          f"language); use a float32 array")
+    raise TypingError(f"{name}() operations only work on arrays with {warp_types} as the "
+                      f"underlying scalar types, but got {_type_repr(dtype)} (with scalar "
+                      f"type {_type_repr(scalar)})")
 
 
 def _type_repr(numba_type):

@@ -32,6 +32,7 @@ from numba.core import types
 from numba.core.typing import signature
 
 from numba_sim import algebra
+from numba_sim.kernel_ops import SCALAR_FORMULAS
 from numba_sim.builtins.forms import (
     MATRIX, QUAT, SCALAR, TRANSFORM, VECTOR, Form, boolean_result, builtin, common_scalar,
     same_type, scalar_result,
@@ -238,6 +239,15 @@ _FUNCTIONS["mod"] = builtin(
          floats_only=False),
     Form((VECTOR, VECTOR), same_type, _componentwise2(algebra.remainder), floats_only=False,
          same_values=True),
+)
+
+_FUNCTIONS["floordiv"] = builtin(
+    "floordiv",
+    "floordiv(a, b): ``a // b`` of two scalars, as Warp's: rounded toward negative infinity\n"
+    "for signed integers (Python's and NumPy's ``//``), the truncated quotient for unsigned\n"
+    "ones, ``floor(a / b)`` for floats (the kernel operator ``//``'s formula).",
+    Form((SCALAR, SCALAR), scalar_result,
+         lambda sig, a, b: SCALAR_FORMULAS["floordiv"](a, b), floats_only=False),
 )
 
 _FUNCTIONS["nonzero"] = builtin(
