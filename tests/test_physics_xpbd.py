@@ -220,17 +220,20 @@ def test_batched_jacobi_passes_give_the_same_bits(spring_kd):
                      spring_kd=spring_kd, edge_ke=100.0)
     model = b.finalize()
     states = []
-    for batched in (True, False):
+    # the whole substep in one launch, one launch per pass, one thread per constraint
+    for batched, one_launch in ((True, True), (True, False), (False, False)):
         solver = physics.SolverXPBD(model, iterations=2, fuse=False)
         solver.batched = batched
+        solver.batched_one_launch = one_launch
         state = model.state()
         for _ in range(256):
             solver.step(state, state, None, None, 1.0 / 60.0 / 64)
         states.append(state)
     assert np.isfinite(states[0].particle_q).all()
     assert np.abs(states[0].particle_q - model.particle_q).max() > 0.02
-    np.testing.assert_array_equal(states[0].particle_q, states[1].particle_q)
-    np.testing.assert_array_equal(states[0].particle_qd, states[1].particle_qd)
+    for other in states[1:]:
+        np.testing.assert_array_equal(states[0].particle_q, other.particle_q)
+        np.testing.assert_array_equal(states[0].particle_qd, other.particle_qd)
 
 
 def test_bad_arguments_are_value_errors(rope):
@@ -263,11 +266,12 @@ def test_every_xpbd_kernel_compiles_for_cuda_offline(name, private_device_code_c
                            sim.vec3(0.0, 0.0, -G), 1e-3, f, x, x, f],
         "zero_lambdas_kernel": [lam, lam, np.zeros((m.tet_count, 2), np.float32)],
         "distance_kernel": [x, x, m.particle_inv_mass, m.spring_indices, m.spring_rest_length,
-                            m.spring_stiffness, m.spring_damping, 1e-3, lam, f],
+                            m.spring_stiffness, m.spring_damping, 1e-3, lam, lam, f],
         "bending_constraint_kernel": [x, m.particle_inv_mass, m.edge_indices, m.edge_rest_angle,
-                                      m.edge_bending_properties, 1e-3, lam, f],
+                                      m.edge_bending_properties, 1e-3, lam, lam, f],
         "tetrahedron_constraint_kernel": [x, m.particle_inv_mass, m.tet_indices, m.tet_poses,
                                           m.tet_activations, m.tet_materials, 1e-3,
+                                          np.zeros((m.tet_count, 2), np.float32),
                                           np.zeros((m.tet_count, 2), np.float32), f],
         "shape_contact_constraint_kernel": [x, x, m.particle_inv_mass, m.particle_radius,
                                             m.particle_flags, m.shape_material_mu, 0.5,
@@ -276,8 +280,8 @@ def test_every_xpbd_kernel_compiles_for_cuda_offline(name, private_device_code_c
                                             c.soft_contact_normal, f],
         "particle_contact_constraint_kernel": [0, x, x, m.particle_inv_mass, m.particle_radius,
                                                m.particle_flags, m.particle_world, 0.5, 0.1, f],
-        "apply_deltas_kernel": [x, f],
-        "finish_kernel": [x, x, m.particle_flags, 1e-3, 1e5, f],
+        "apply_deltas_kernel": [x, f, True, x],
+        "finish_kernel": [x, x, f, m.particle_flags, 1e-3, 1e5, f],
     }[name]
     library = getattr(xc, name).compile("cuda", inputs, cc=(7, 5))
     ptx = library.get_asm_str(cc=(7, 5))

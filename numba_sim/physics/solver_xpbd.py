@@ -11,7 +11,13 @@ Small CPU models run a whole substep in one serial launch and apply each
 correction at once (Gauss-Seidel); large models and CUDA run one kernel per
 constraint type with the corrections summed and applied after each pass
 (Jacobi, as warp.sim); on one CPU thread the Jacobi springs and bending edges run as
-gather / vectorized compute / scatter loops instead (physics/batched.py, the same bits).
+gather / vectorized compute / scatter loops instead (physics/batched.py, the same bits),
+and a model of springs and bending edges only runs its whole substep in one launch
+(``xpbd_constraints.batched_substep_kernel``).
+
+Under a ``sim.Tape`` a substep takes the Jacobi path of one thread per constraint with
+fresh arrays for every position, correction and multiplier it writes (``_step_taped``),
+so that the tape's backward replays each launch with the values it read.
 """
 
 import numba
@@ -19,6 +25,7 @@ import numpy as np
 
 import numba_sim as sim
 from numba_sim.physics import batched
+from numba_sim.physics import differentiable
 from numba_sim.physics import xpbd_constraints as xc
 from numba_sim.physics.kernels import make_struct
 from numba_sim.physics import rigid_step
@@ -38,6 +45,10 @@ class SolverXPBD(SubstepLaunches):
     ``fuse``: None chooses (one serial Gauss-Seidel launch per substep for small CPU
     models), True or False forces it (True on the CPU only).
     """
+
+    DIFFERENTIABLE = True
+    """steps run under a ``sim.Tape``: each substep then takes the Jacobi path of one
+    thread per constraint with fresh arrays for everything it writes (``_step_taped``)"""
 
     def __init__(self, model, iterations=2, angular_damping=0.0, fuse=None):
         call = "SolverXPBD"
@@ -67,6 +78,8 @@ class SolverXPBD(SubstepLaunches):
         # one thread, Jacobi: springs and bending edges as batched loops (batched.py; the
         # same bits as their one-thread-per-element kernels run serially)
         self._batch_rows = None
+        self.batched_one_launch = True   # batched, springs and edges only: a substep is one
+        #   launch (xpbd_constraints.batched_substep_kernel); False: one launch per pass
         self.rigid_world_threads = True   # bodies: one thread per world where they allow
         #   (rigid_step.world_groups); False runs every world on one thread
         self._cpu = cpu
@@ -111,12 +124,20 @@ class SolverXPBD(SubstepLaunches):
             self._fused_key = key
         return self._fused_model
 
+    def _check_tape(self, call, state_in, state_out, control, contacts):
+        """Under a recording tape: no rigid bodies, no particle-particle contacts, a fresh
+        *state_out* (as SolverSemiImplicit)."""
+        SolverSemiImplicit._check_tape(self, call, state_in, state_out, control, contacts)
+
     def step(self, state_in, state_out, control, contacts, dt):
         """Advance by *dt* from *state_in* (plus its external ``particle_f``) into
-        *state_out* (which may be *state_in*)."""
+        *state_out* (which may be *state_in*, except under a ``sim.Tape``)."""
         m = self.model
         dt = check_step_arguments("SolverXPBD.step", m, state_in, state_out, control, contacts,
                                   dt)
+        taping = differentiable.taping()
+        if taping:
+            self._check_tape("SolverXPBD.step", state_in, state_out, control, contacts)
         if m.body_count:
             rigid_step.step_xpbd(self, state_in, state_out, control, contacts, dt)
         if m.particle_count == 0:
@@ -133,6 +154,10 @@ class SolverXPBD(SubstepLaunches):
         contact_arrays = [contacts.soft_contact_count, contacts.soft_contact_particle,
                           contacts.soft_contact_shape, contacts.soft_contact_body_pos,
                           contacts.soft_contact_normal]
+        if taping:
+            self._step_taped(q, qd, state_in.particle_f, tet_act, contacts, contact_arrays,
+                             dt, state_out)
+            return state_out
         if self.fused:
             self._launch(xc.fused_xpbd_substep_kernel, 1, [
                 q, qd, state_in.particle_f, self._fused_struct(), self._scratch, tet_act,
@@ -142,44 +167,105 @@ class SolverXPBD(SubstepLaunches):
         n = m.particle_count
         x0, delta = self._x0, self._delta
         launch = self._launch
+        if self.batched and self.batched_one_launch and grid is None \
+                and not contacts.soft_contact_max and not m.tet_count:
+            # springs and bending edges only: the whole substep in one launch
+            launch(xc.batched_substep_kernel, 1, [
+                q, qd, state_in.particle_f, m.particle_inv_mass, m.particle_flags,
+                self._gravity(), dt, m.spring_indices, m.spring_rest_length,
+                m.spring_stiffness, m.spring_damping, m.edge_indices, m.edge_rest_angle,
+                m.edge_bending_properties, self.iterations, m.particle_max_velocity, x0,
+                self._x_pred, self._spring_lambdas, self._edge_lambdas,
+                self._batch_scratch(), delta, x, state_out.particle_qd])
+            return state_out
         launch(xc.predict_kernel, n,
                [q, qd, state_in.particle_f, m.particle_inv_mass, m.particle_flags,
                 self._gravity(), dt, x0, x, self._x_pred, state_out.particle_qd])
         launch(xc.zero_lambdas_kernel, self._lambda_count,
                [self._spring_lambdas, self._edge_lambdas, self._tet_lambdas])
         for _ in range(self.iterations):
-            if grid is not None:
-                launch(xc.particle_contact_constraint_kernel, n,
-                       [grid_id, x, x0, m.particle_inv_mass, m.particle_radius, m.particle_flags,
-                        m.particle_world, m.particle_mu, m.particle_max_radius, delta])
-            if contacts.soft_contact_max:
-                launch(xc.shape_contact_constraint_kernel, contacts.soft_contact_max,
-                       [x, x0, m.particle_inv_mass, m.particle_radius, m.particle_flags,
-                        m.shape_material_mu, m.soft_contact_mu, *contact_arrays, delta])
-            if self.batched and (m.spring_count or m.edge_count):
-                if self._batch_rows is None:
-                    self._batch_rows = batched.make_scratch(m, ("spring", "bend"))
-                launch(xc.batched_jacobi_kernel, 1,
-                       [x, x0, m.particle_inv_mass, m.spring_indices, m.spring_rest_length,
-                        m.spring_stiffness, m.spring_damping, m.edge_indices,
-                        m.edge_rest_angle, m.edge_bending_properties, dt, self._spring_lambdas,
-                        self._edge_lambdas, self._batch_rows, delta])
-            if m.spring_count and not self.batched:
-                launch(xc.distance_kernel, m.spring_count,
-                       [x, x0, m.particle_inv_mass, m.spring_indices, m.spring_rest_length,
-                        m.spring_stiffness, m.spring_damping, dt, self._spring_lambdas, delta])
-            if m.edge_count and not self.batched:
-                launch(xc.bending_constraint_kernel, m.edge_count,
-                       [x, m.particle_inv_mass, m.edge_indices, m.edge_rest_angle,
-                        m.edge_bending_properties, dt, self._edge_lambdas, delta])
-            if m.tet_count:
-                launch(xc.tetrahedron_constraint_kernel, m.tet_count,
-                       [x, m.particle_inv_mass, m.tet_indices, m.tet_poses, tet_act,
-                        m.tet_materials, dt, self._tet_lambdas, delta])
-            launch(xc.apply_deltas_kernel, n, [x, delta])
+            self._iteration(x, x0, tet_act, grid_id if grid is not None else None, contacts,
+                            contact_arrays, dt, self._spring_lambdas, self._edge_lambdas,
+                            self._tet_lambdas, self._spring_lambdas, self._edge_lambdas,
+                            self._tet_lambdas, delta, True, x)
         launch(xc.finish_kernel, n,
-               [x, self._x_pred, m.particle_flags, dt, m.particle_max_velocity,
-                state_out.particle_qd])
+               [x, self._x_pred, state_out.particle_qd, m.particle_flags, dt,
+                m.particle_max_velocity, state_out.particle_qd])
         if not self._cpu:
             sim.synchronize()
         return state_out
+
+    def _batch_scratch(self):
+        if self._batch_rows is None:
+            self._batch_rows = batched.make_scratch(self.model, ("spring", "bend"))
+        return self._batch_rows
+
+    def _iteration(self, x, x0, tet_act, grid_id, contacts, contact_arrays, dt, spring_lambdas,
+                   edge_lambdas, tet_lambdas, spring_out, edge_out, tet_out, delta, clear,
+                   x_out):
+        """One pass over the constraints from the positions *x*: corrections summed into
+        *delta* (Jacobi), multipliers ``*_out = *_lambdas + dlambda`` (the same arrays
+        outside a tape), then ``x_out = x + delta``."""
+        m = self.model
+        launch = self._launch
+        if grid_id is not None:
+            launch(xc.particle_contact_constraint_kernel, m.particle_count,
+                   [grid_id, x, x0, m.particle_inv_mass, m.particle_radius, m.particle_flags,
+                    m.particle_world, m.particle_mu, m.particle_max_radius, delta])
+        if contacts.soft_contact_max:
+            launch(xc.shape_contact_constraint_kernel, contacts.soft_contact_max,
+                   [x, x0, m.particle_inv_mass, m.particle_radius, m.particle_flags,
+                    m.shape_material_mu, m.soft_contact_mu, *contact_arrays, delta])
+        batched_pass = self.batched and not differentiable.taping()
+        if batched_pass and (m.spring_count or m.edge_count):
+            # (in place only: the batched rows are scratch shared by every pass)
+            launch(xc.batched_jacobi_kernel, 1,
+                   [x, x0, m.particle_inv_mass, m.spring_indices, m.spring_rest_length,
+                    m.spring_stiffness, m.spring_damping, m.edge_indices,
+                    m.edge_rest_angle, m.edge_bending_properties, dt, spring_lambdas,
+                    edge_lambdas, self._batch_scratch(), delta])
+        if m.spring_count and not batched_pass:
+            launch(xc.distance_kernel, m.spring_count,
+                   [x, x0, m.particle_inv_mass, m.spring_indices, m.spring_rest_length,
+                    m.spring_stiffness, m.spring_damping, dt, spring_lambdas, spring_out,
+                    delta])
+        if m.edge_count and not batched_pass:
+            launch(xc.bending_constraint_kernel, m.edge_count,
+                   [x, m.particle_inv_mass, m.edge_indices, m.edge_rest_angle,
+                    m.edge_bending_properties, dt, edge_lambdas, edge_out, delta])
+        if m.tet_count:
+            launch(xc.tetrahedron_constraint_kernel, m.tet_count,
+                   [x, m.particle_inv_mass, m.tet_indices, m.tet_poses, tet_act,
+                    m.tet_materials, dt, tet_lambdas, tet_out, delta])
+        launch(xc.apply_deltas_kernel, m.particle_count, [x, delta, clear, x_out])
+
+    def _step_taped(self, q, qd, f_ext, tet_act, contacts, contact_arrays, dt, state_out):
+        """The Jacobi substep of one thread per constraint, every array it writes fresh
+        (start and predicted positions, v*, each iteration's positions, corrections and
+        multipliers), so that no recorded launch's inputs are overwritten before the tape's
+        backward replays them; the last iteration writes ``state_out.particle_q``.  (As
+        warp.sim's XPBDIntegrator when ``model.requires_grad``.)"""
+        m = self.model
+        xp = m._xp
+        n = m.particle_count
+
+        def fresh(array):
+            return xp.zeros_like(array)
+
+        x0, x, x_pred, v_pred = (fresh(self._x0) for _ in range(4))
+        self._launch(xc.predict_kernel, n,
+                     [q, qd, f_ext, m.particle_inv_mass, m.particle_flags, self._gravity(), dt,
+                      x0, x, x_pred, v_pred])
+        lambdas = [fresh(self._spring_lambdas), fresh(self._edge_lambdas),
+                   fresh(self._tet_lambdas)]
+        for k in range(self.iterations):
+            out = [fresh(a) for a in lambdas]
+            x_out = state_out.particle_q if k == self.iterations - 1 else fresh(x)
+            self._iteration(x, x0, tet_act, None, contacts, contact_arrays, dt, *lambdas, *out,
+                            fresh(self._delta), False, x_out)
+            x, lambdas = x_out, out
+        self._launch(xc.finish_kernel, n,
+                     [x, x_pred, v_pred, m.particle_flags, dt, m.particle_max_velocity,
+                      state_out.particle_qd])
+        if not self._cpu:
+            sim.synchronize()
