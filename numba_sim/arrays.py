@@ -349,9 +349,12 @@ def fill_dtype(value):
                      f"{values.shape}")
 
 
-def zeros_like(a, device=None, requires_grad=False, pinned=False):
+def zeros_like(a, device=None, requires_grad=None, pinned=False):
     """Zeros of *a*'s shape and dtype, on *a*'s device (NumPy or CuPy), or on *device*
-    (Warp's keywords, as `zeros`)."""
+    (Warp's keywords, as `zeros`; ``requires_grad=None``: a gradient if *a* has one, as
+    Warp's ``zeros_like``)."""
+    if requires_grad is None:
+        requires_grad = autodiff_hooks.has_gradient(a)
     check_warp_keywords(requires_grad, pinned)
     if device is not None:
         result = _allocate("zeros", a.shape, a.dtype, device)

@@ -16,6 +16,8 @@ adj_outputs)``: numba_sim/autodiff/adjoint_launch.py."""
 
 register_gradient = None
 """``register_gradient(array)``: numba_sim/autodiff/gradients.py's ``requires_grad``."""
+has_gradient = None
+"""``has_gradient(array)``: numba_sim/autodiff/gradients.py's ``has_grad``."""
 
 adjoint_compile_arguments = None
 """``(kernel, argtypes_or_inputs, ndim) -> (adjoint kernel, its arguments)``, for

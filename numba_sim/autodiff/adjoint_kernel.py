@@ -316,9 +316,16 @@ def _warn_struct_array_writes(kernel, function):
                       f"them is dropped (pass such arrays as array parameters)", stacklevel=4)
 
 
+def backward_enabled(kernel):
+    """Whether *kernel*'s adjoint may be generated: its ``enable_backward`` option, else its
+    module's (Warp's rule: the kernel's setting is the more specific)."""
+    if kernel.enable_backward is not None:
+        return bool(kernel.enable_backward)
+    return kernel.module.options.get("enable_backward") is not False
+
+
 def _make_adjoint_kernel(kernel, ndim):
-    if kernel.enable_backward is False or (kernel.enable_backward is None and
-                                           kernel.module.options.get("enable_backward") is False):
+    if not backward_enabled(kernel):
         raise RuntimeError(f"kernel {kernel.key}: its adjoint was not generated "
                            f"(@sim.kernel(enable_backward=False))")
     if kernel.build_error is not None:

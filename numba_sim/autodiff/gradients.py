@@ -92,6 +92,7 @@ def has_grad(array):
 
 
 autodiff_hooks.register_gradient = requires_grad
+autodiff_hooks.has_gradient = has_grad
 
 
 def registered_gradients():

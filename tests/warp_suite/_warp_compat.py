@@ -549,6 +549,15 @@ class _WarpExamples:
         return os.path.join(spec.submodule_search_locations[0], "examples", "assets")
 
 
+NUMBA_SIM_MODULES = {
+    "warp.optim": "numba_sim.optim", "warp._src.optim": "numba_sim.optim",
+    "warp._src.optim.sgd": "numba_sim.optim", "warp._src.optim.adam": "numba_sim.optim",
+    "warp.autograd": "numba_sim.autograd", "warp._src.autograd": "numba_sim.autograd",
+}
+"""Warp's modules that numba_sim has under another name (a spelling: the module is
+numba_sim's own feature, docs/autodiff.md)."""
+
+
 def warp_module(name):
     """The generator's stand-in for ``wp.<Warp submodule>`` (``wp._src``, ``wp.optim``, ...)."""
     return warp_internal(f"warp.{name}")
@@ -556,6 +565,9 @@ def warp_module(name):
 
 def warp_internal(module, *names):
     """The generator's stand-in for ``from <Warp module> import names`` / ``<Warp module>.x``."""
+    if module in NUMBA_SIM_MODULES:
+        own = importlib.import_module(NUMBA_SIM_MODULES[module])
+        return own if not names else tuple(getattr(own, name) for name in names)
     objects = [(_WarpExamples if module == "warp.examples" else WarpInternal(module))] if not names \
         else [_TYPE_TABLES[f"{module}.{name}"] if f"{module}.{name}" in _TYPE_TABLES
               else WarpInternal(f"{module}.{name}") for name in names]
