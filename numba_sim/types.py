@@ -787,6 +787,21 @@ def types_equal(a, b):
         return a == b
 
 
+def type_size(dtype):
+    """The number of scalars in one element of *dtype* (Warp's ``warp.types.type_size``):
+    a vector's length, a matrix's rows * cols, a quaternion's 4, a transform's 7; 1 for a
+    scalar type (``float``, ``int``, ``sim.float32``, ...) and for a ``@sim.struct`` (Warp
+    counts a struct as one element)."""
+    spec = getattr(dtype, "spec", None)
+    if isinstance(spec, ValueSpec):
+        return spec.size
+    from numba_sim.structs import Struct  # import cycle: structs.py imports this module
+    if isinstance(dtype, type) and issubclass(dtype, Struct):
+        return 1
+    scalar_dtype(dtype, allowed=ALL_SCALARS)  # a TypeError naming dtype for anything else
+    return 1
+
+
 _SHORT_SCALAR_NAMES = {np.dtype(t): s for t, s in (
     (np.float32, "f"), (np.float64, "d"), (np.int8, "b"), (np.int16, "s"), (np.int32, "i"),
     (np.int64, "l"), (np.uint8, "ub"), (np.uint16, "us"), (np.uint32, "ui"), (np.uint64, "ul"))}

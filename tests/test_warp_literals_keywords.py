@@ -9,7 +9,8 @@
   point=)``, ``curlnoise(state=, xyz=)``; ``transform(p)`` has the identity rotation and
   ``transformation(t)`` copies.
 - Members of int enums (``enum.IntEnum``, ``enum.IntFlag``) are int constants in kernels.
-- ``sim.types.type_repr`` names types as Warp's messages do.
+- ``sim.types.type_repr`` names types as Warp's messages do; ``sim.types.type_size`` counts
+  an element's scalars as Warp's does.
 """
 
 import enum
@@ -218,6 +219,27 @@ def test_int_enum_members_are_int_constants_in_kernels():
 ])
 def test_type_repr_names_types_as_warp_does(t, text):
     assert sim.types.type_repr(t) == text
+
+
+@sim.struct
+class _Pair:
+    a: float
+    b: sim.vec3
+
+
+@pytest.mark.parametrize("t, size", [
+    (float, 1), (int, 1), (sim.uint8, 1), (np.float64, 1), (sim.vec3, 3), (sim.vec4ub, 4),
+    (sim.mat33d, 9), (sim.types.matrix((2, 5), sim.int8), 10), (sim.quat, 4),
+    (sim.transformd, 7), (sim.spatial_matrix, 36), (_Pair, 1),
+])
+def test_type_size_counts_scalars_as_warp_does(t, size):
+    """Warp's ``types.type_size``: the scalars of one element (a struct counts as one)."""
+    assert sim.types.type_size(t) == size
+
+
+def test_type_size_of_something_not_a_type_names_dtype():
+    with pytest.raises(TypeError, match=r"dtype must be one of the scalar types .* not 'vec3'"):
+        sim.types.type_size("vec3")
 
 
 def test_python_calls_no_overload_takes_say_so_in_warps_words_too():

@@ -452,6 +452,26 @@ def test_gradient_spelling_is_rewritten_in_host_code_only():
         gradients[c]
 
 
+def test_element_shape_dtype_and_struct_dtype_spellings():
+    """``a.dtype._shape_`` / ``a.dtype._length_`` (Warp's array of matrices / vectors) -> the
+    trailing dims of numba_sim's array; ``S.numpy_dtype()`` -> numba_sim's attribute; a
+    type's own ``_shape_`` (``dtype._shape_``) and kernel code stay as they are."""
+    text, counts = port.rewrite_source(
+        "import warp as wp\nr, c = m.dtype._shape_\nn = v[0:1].dtype._length_\n"
+        "s = dtype._shape_\nd = np.zeros(2, dtype=S.numpy_dtype())\n"
+        "@wp.kernel\ndef k(a: wp.array(dtype=float)):\n    x = a.dtype._shape_\n")
+    assert "r, c = wpc.element_shape(m)" in text and "n = wpc.element_length(v[0:1])" in text
+    assert "s = dtype._shape_" in text and "x = a.dtype._shape_" in text
+    assert "d = np.zeros(2, dtype=S.numpy_dtype)" in text
+    assert counts["dtype_attribute_shape_"] == 1 and counts["dtype_attribute_length_"] == 1
+    assert counts["method_numpy_dtype"] == 1
+    m = sim.array(np.zeros((4, 3, 2)), dtype=sim.types.matrix((3, 2), float))
+    assert wpc.element_shape(m) == sim.types.matrix((3, 2), float)._shape_ == (3, 2)
+    assert wpc.element_length(sim.zeros(5, dtype=sim.vec4)) == sim.vec4._length_ == 4
+    with pytest.raises(TypeError, match=r"at least 2 dims .* got shape \(5,\)"):
+        wpc.element_shape(np.zeros(5))
+
+
 def test_list_gives_python_values_as_warp():
     text, counts = port.rewrite_source("import warp as wp\ny = a.to('cpu').list()\n"
                                        "z = (a[::2].is_contiguous, np.is_contiguous)\n")

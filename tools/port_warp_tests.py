@@ -160,6 +160,7 @@ METHOD_REWRITES = {
     "fill_": (1, "wpc.fill_({0}, {1})"),
     "assign": (1, "wpc.assign({0}, {1})"),
     "list": (0, "wpc.list_({0})"),
+    "numpy_dtype": (0, "{0}.numpy_dtype"),  # a struct's NumPy dtype: numba_sim's attribute
 }
 
 ATTRIBUTE_REWRITES = {
@@ -169,6 +170,14 @@ ATTRIBUTE_REWRITES = {
     "grad": "wpc.grad({0})",                 # a.grad -> its gradient beside it, or None
     "gradients": "wpc.tape_gradients({0})",  # tape.gradients[a] -> a mapping by array
     "requires_grad": "wpc.has_grad({0})",    # a.requires_grad -> whether it has a gradient
+}
+
+DTYPE_ATTRIBUTE_REWRITES = {
+    # ``X.dtype.<attribute>`` (Warp's value type of an array's elements) -> replacement
+    # template: numba_sim's array of vectors / matrices keeps its elements' dims trailing,
+    # and Warp's attribute exists only on a matrix (``_shape_``) or vector (``_length_``) type
+    "_shape_": "wpc.element_shape({0})",    # a.dtype._shape_ -> the trailing two dims
+    "_length_": "wpc.element_length({0})",  # a.dtype._length_ -> the trailing dim
 }
 
 ATTRIBUTE_STORE_REWRITES = {
@@ -240,6 +249,19 @@ def _line_offsets(data):
     return offsets
 
 
+_WALKS = {}
+
+
+def _walk(node):
+    """``ast.walk(node)`` as a list, kept per node: the generator walks the same statements
+    and definitions again for every case and every pass.  The entry holds the node, so its
+    id cannot be reused while it is kept; ``generate`` and ``rewrite_methods`` clear it."""
+    entry = _WALKS.get(id(node))
+    if entry is None:
+        entry = _WALKS[id(node)] = (node, list(ast.walk(node)))
+    return entry[1]
+
+
 def _module_receiver(node):
     """Whether *node* is Warp's, NumPy's or numba_sim's module (its functions of these
     names are not array methods)."""
@@ -250,14 +272,14 @@ def _kernel_code(tree):
     """The ids of the nodes inside kernel-language definitions (functions and classes
     decorated ``@wp.kernel``, ``@wp.func``, ``@wp.struct``, ...)."""
     inside = set()
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for decorator in node.decorator_list:
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
                 name = target.attr if isinstance(target, ast.Attribute) else \
                     getattr(target, "id", None)
                 if name in KERNEL_DECORATORS:
-                    inside.update(id(n) for n in ast.walk(node))
+                    inside.update(id(n) for n in _walk(node))
                     break
     return inside
 
@@ -267,7 +289,7 @@ def _method_calls(tree):
     property to rewrite."""
     called = set()
     kernel_code = _kernel_code(tree)
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Attribute) \
                 and node.targets[0].attr in ATTRIBUTE_STORE_REWRITES \
@@ -276,7 +298,7 @@ def _method_calls(tree):
             target = node.targets[0]
             yield (node, f"attribute_{target.attr}_store", ATTRIBUTE_STORE_REWRITES[target.attr],
                    target.value, [node.value])
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             called.add(id(node.func))
             if node.func.attr in METHOD_REWRITES and not node.keywords \
@@ -285,7 +307,7 @@ def _method_calls(tree):
                     and not _module_receiver(node.func.value):
                 yield (node, f"method_{node.func.attr}", METHOD_REWRITES[node.func.attr][1],
                        node.func.value, node.args)
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr == "backward" and id(node) not in kernel_code:
             for keyword in node.keywords:
@@ -296,7 +318,14 @@ def _method_calls(tree):
                     template = "[" + ", ".join(f"({{{2 * i}}}, {{{2 * i + 1}}})"
                                                for i in range(len(entries.keys))) + "]"
                     yield (entries, "backward_grads_pairs", template, parts[0], parts[1:])
-    for node in ast.walk(tree):
+    for node in _walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in DTYPE_ATTRIBUTE_REWRITES \
+                and isinstance(node.ctx, ast.Load) and id(node) not in kernel_code \
+                and isinstance(node.value, ast.Attribute) and node.value.attr == "dtype" \
+                and not _module_receiver(node.value.value):
+            yield (node, f"dtype_attribute{node.attr}", DTYPE_ATTRIBUTE_REWRITES[node.attr],
+                   node.value.value, [])
+    for node in _walk(tree):
         if isinstance(node, ast.Attribute) and node.attr in ATTRIBUTE_REWRITES \
                 and isinstance(node.ctx, ast.Load) and id(node) not in called \
                 and id(node) not in kernel_code and not _module_receiver(node.value):
@@ -308,6 +337,7 @@ def rewrite_methods(source, counts):
     (innermost first)."""
     data = source.encode()
     while True:
+        _WALKS.clear()
         tree = ast.parse(data)
         calls = list(_method_calls(tree))
         if not calls:
@@ -607,7 +637,7 @@ def enumerate_cases(rel):
 
 
 def _registration_call(node):
-    for sub in ast.walk(node):
+    for sub in _walk(node):
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) \
                 and sub.func.id in _REGISTRATIONS:
             return True
@@ -666,15 +696,26 @@ def reached(seeds, table):
             continue
         seen.add(id(node))
         nodes.append(node)
-        for sub in ast.walk(node):
+        for sub in _walk(node):
             if isinstance(sub, ast.Name) and sub.id in table:
                 queue.extend(n for n in table[sub.id] if id(n) not in seen)
     return nodes
 
 
+_UNPARSED = {}
+
+
+def _unparsed(node):
+    """``ast.unparse(node)``, kept per node as ``_walk`` keeps walks (and cleared with them)."""
+    entry = _UNPARSED.get(id(node))
+    if entry is None:
+        entry = _UNPARSED[id(node)] = (node, ast.unparse(node))
+    return entry[1]
+
+
 def used_source(nodes):
     """The source of *nodes*, comments dropped."""
-    return "\n".join(ast.unparse(node) for node in nodes)
+    return "\n".join(_unparsed(node) for node in nodes)
 
 
 def module_level_statements(tree):
@@ -830,12 +871,12 @@ def _registration_names(tree, guarded=frozenset()):
         if not _registration_call(stmt) or id(stmt) in guarded:
             continue
         direct = set()
-        for sub in ast.walk(stmt):
+        for sub in _walk(stmt):
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) \
                     and sub.func.id in _REGISTRATIONS:
                 direct |= {id(a) for a in sub.args + [k.value for k in sub.keywords]
                            if isinstance(a, ast.Name)}
-        for sub in ast.walk(stmt):
+        for sub in _walk(stmt):
             if isinstance(sub, ast.Name) and sub.id not in _REGISTRATIONS:
                 (passed if id(sub) in direct else evaluated).add(sub.id)
     return passed, evaluated
@@ -970,6 +1011,14 @@ def insert_footer(source, footer):
 def generate(rel, source, cases, version):
     """(ported text, manifest entry) of one file from Warp's cases, or (None, the reason it
     is left out).  Deterministic: ``--check`` regenerates from the manifest's cases."""
+    try:
+        return _generate(rel, source, cases, version)
+    finally:
+        _WALKS.clear()
+        _UNPARSED.clear()
+
+
+def _generate(rel, source, cases, version):
     classified, dropped = classify(rel, source, cases)
     if not classified:
         return None, "no test cases registered by Warp"
@@ -1053,6 +1102,7 @@ def port(jobs=2, only=None):
     manifest["method_rewrites"] = {k: v[1] for k, v in METHOD_REWRITES.items()}
     manifest["attribute_rewrites"] = dict(ATTRIBUTE_REWRITES)
     manifest["attribute_store_rewrites"] = dict(ATTRIBUTE_STORE_REWRITES)
+    manifest["dtype_attribute_rewrites"] = dict(DTYPE_ATTRIBUTE_REWRITES)
     manifest["backward_grads_pairs"] = ("tape.backward(grads={a: g, ...}) -> grads=[(a, g), "
                                         "...] (NumPy arrays cannot be dict keys)")
     for helper, target in helper_modules(root).items():

@@ -204,6 +204,24 @@ def is_contiguous(a):
     return bool(a.flags.c_contiguous)
 
 
+def element_shape(a):
+    """``a.dtype._shape_`` of an array of matrices: the matrix shape, *a*'s trailing two
+    dims (numba_sim's array of matrices is its scalars, ``(..., rows, cols)``)."""
+    if getattr(a, "ndim", 0) < 2:
+        raise TypeError(f"a.dtype._shape_: an array of matrices has at least 2 dims (rows, "
+                        f"cols trailing), got shape {getattr(a, 'shape', None)}")
+    return tuple(a.shape[-2:])
+
+
+def element_length(a):
+    """``a.dtype._length_`` of an array of vectors: the vector length, *a*'s trailing dim
+    (numba_sim's array of vectors is its scalars, ``(..., length)``)."""
+    if getattr(a, "ndim", 0) < 1:
+        raise TypeError(f"a.dtype._length_: an array of vectors has its length as its last "
+                        f"dim, got shape {getattr(a, 'shape', None)}")
+    return a.shape[-1]
+
+
 def grad(a):
     """``a.grad``: *a*'s gradient, registered beside it (``sim.grad``), or None where it
     has none (Warp's property is None for an array without ``requires_grad``)."""

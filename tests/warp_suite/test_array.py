@@ -1356,7 +1356,7 @@ except Exception as _error:
 def test_array_of_structs_from_numpy(test, device):
     num_items = 10
 
-    na = np.zeros(num_items, dtype=NumpyStruct.numpy_dtype())
+    na = np.zeros(num_items, dtype=NumpyStruct.numpy_dtype)
     na["x"] = 17
     na["v"] = (1, 2, 3)
 
@@ -1378,7 +1378,7 @@ def test_array_of_structs_roundtrip(test, device):
     # convert to NumPy structured array
     na = sim.to_numpy(a)
 
-    expected = np.zeros(num_items, dtype=NumpyStruct.numpy_dtype())
+    expected = np.zeros(num_items, dtype=NumpyStruct.numpy_dtype)
     expected["x"] = value.x
     expected["v"] = value.v
 
@@ -3307,7 +3307,7 @@ def test_graph_fill_vecmat(test, device):
 
                 expected_scalar_value = i + 1
                 np_dtype = wpc.dtype_to_numpy(arr.dtype._wp_scalar_type_)
-                np_shape = (*arr.shape, *arr.dtype._shape_)
+                np_shape = (*arr.shape, *wpc.element_shape(arr))
                 expected = np.full(np_shape, expected_scalar_value, dtype=np_dtype)
 
                 assert_np_equal(sim.to_numpy(arr), expected)

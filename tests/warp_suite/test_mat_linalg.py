@@ -129,7 +129,7 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
                     tape.backward(loss=out)
 
                     assert_np_equal(sim.to_numpy(wpc.tape_gradients(tape)[invec])[0], 2 * sim.to_numpy(inmat)[0, i, :], tol=2 * tol)
-                    expectedresult = np.zeros(inmat.dtype._shape_, dtype=dtype)
+                    expectedresult = np.zeros(wpc.element_shape(inmat), dtype=dtype)
                     expectedresult[i, :] = 2 * sim.to_numpy(invec)[0]
                     assert_np_equal(sim.to_numpy(wpc.tape_gradients(tape)[inmat])[0], expectedresult, tol=2 * tol)
 
@@ -239,7 +239,7 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
                     tape.backward(loss=out)
 
                     assert_np_equal(sim.to_numpy(wpc.tape_gradients(tape)[invec])[0], 2 * sim.to_numpy(inmat)[0, :, i], tol=2 * tol)
-                    expectedresult = np.zeros(inmat.dtype._shape_, dtype=dtype)
+                    expectedresult = np.zeros(wpc.element_shape(inmat), dtype=dtype)
                     expectedresult[:, i] = 2 * sim.to_numpy(invec)[0]
                     assert_np_equal(sim.to_numpy(wpc.tape_gradients(tape)[inmat])[0], expectedresult, tol=2 * tol)
 
@@ -343,7 +343,7 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
             idx = 0
             out = sim.zeros(1, dtype=wptype, requires_grad=True, device=device)
             for a, b in [(a2, b2), (a4, b4), (a2, b32)]:
-                rows, cols = b.dtype._shape_[0], a.dtype._shape_[1]
+                rows, cols = wpc.element_shape(b)[0], wpc.element_shape(a)[1]
                 for i in range(rows):
                     for j in range(cols):
                         tape = sim.Tape()
@@ -356,11 +356,11 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
                             )
                         tape.backward(loss=out)
 
-                        expected = np.zeros(a.dtype._shape_, dtype=dtype)
+                        expected = np.zeros(wpc.element_shape(a), dtype=dtype)
                         expected[:, j] = 2 * sim.to_numpy(b)[0, i, :]
                         assert_np_equal(sim.to_numpy(wpc.tape_gradients(tape)[a])[0], expected, tol=10 * tol)
 
-                        expected = np.zeros(b.dtype._shape_, dtype=dtype)
+                        expected = np.zeros(wpc.element_shape(b), dtype=dtype)
                         expected[i, :] = 2 * sim.to_numpy(a)[0, :, j]
                         assert_np_equal(sim.to_numpy(wpc.tape_gradients(tape)[b])[0], expected, tol=10 * tol)
 
@@ -444,8 +444,8 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
             idx = 0
             out = sim.zeros(1, dtype=wptype, requires_grad=True, device=device)
             for s, v in [(s2, v2), (s4, v4), (s2, v5)]:
-                rows = s.dtype._length_
-                cols = v.dtype._length_
+                rows = wpc.element_length(s)
+                cols = wpc.element_length(v)
                 for i in range(rows):
                     for j in range(cols):
                         tape = sim.Tape()
@@ -537,7 +537,7 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
             idx = 0
             out = sim.zeros(1, dtype=wptype, requires_grad=True, device=device)
             for input in [m2, m4, m32]:
-                rows, cols = input.dtype._shape_
+                rows, cols = wpc.element_shape(input)
                 # Iterate through transposed output shape
                 for i in range(cols):
                     for j in range(rows):
