@@ -501,6 +501,11 @@ def gradcheck_tape(tape, *, eps=1e-4, atol=1e-3, rtol=1e-2, raise_exception=True
         if (whitelist and not keys & whitelist) or keys & blacklist or \
                 not backward_enabled(kernel):
             continue
+        if not entry.outputs:
+            raise ValueError(f"gradcheck_tape: launch {index} of {kernel.key} was recorded "
+                             f"with no outputs: launch it with the arrays it writes as "
+                             f"outputs=[...] (a kernel's inputs precede its outputs, as Warp's "
+                             f"gradient checks need)")
         mask = next((masks[k] for k in keys if k in masks), None)
         overall = gradcheck(
             kernel, entry.dim, entry.inputs, entry.outputs, eps=eps, atol=atol, rtol=rtol,
