@@ -8,8 +8,8 @@ unary ``- +``; ``== !=``; ``& | ^ << >>`` and ``~`` on integer vectors and matri
 ``dot``.  Constructors follow API.md: ``vec3()`` zeros, ``vec3(s)`` fills,
 ``vec3(x, y, z)``, conversion from another vector of the same length,
 ``mat33(1, ..., 9)`` by rows, ``quat(xyz, w)``, ``transform(p, q)``,
-``spatial_vector(w, v)`` from two vec3, and ``transform()`` is the identity as in
-Warp's Python scope.  Vectors and matrices of any size and scalar type
+``spatial_vector(w, v)`` from two vec3; ``transform()`` is all zeros in kernels and the
+identity in Python, as in Warp (its kernels and its Python scope differ).  Vectors and matrices of any size and scalar type
 (:func:`numba_sim.types.vector`, :func:`numba_sim.types.matrix`) get the same
 rules; the constructor of one made on demand is declared when it is made.
 """
@@ -311,7 +311,8 @@ def _flat_arity_message(spec):
         return (f"{spec.name}() takes no argument (zeros), one scalar (fill), "
                 f"{spec.size} scalars (by rows) or a {spec.shape[0]}x{spec.shape[1]} matrix")
     if spec.kind == KIND_TRANSFORM:
-        return (f"{spec.name}() takes no argument (identity), (p: vec3, q: quat), (p: vec3), "
+        return (f"{spec.name}() takes no argument (zeros in kernels, the identity in "
+                "Python, as Warp), (p: vec3, q: quat), (p: vec3), "
                 "7 scalars or a transform")
     extra = ", (xyz: vec3, w)" if spec.kind == KIND_QUAT else ""
     if _takes_two_vec3(spec):
@@ -379,8 +380,8 @@ def _constructor_formula(sig, *args):
     flat = []
     for arg, argtype in zip(args, sig.args):
         flat.extend(arg if isinstance(argtype, ValueType) else [arg])
-    if not flat:
-        return [0] * 6 + [1] if spec.kind == KIND_TRANSFORM else [0] * spec.size
+    if not flat:  # zeros, a transform's too: Warp's kernels (its Python scope: the
+        return [0] * spec.size  # identity, types._constructor_args)
     if spec.kind == KIND_TRANSFORM and len(flat) == 3:  # transform(p): identity rotation
         flat = flat + [algebra.zero_like(flat[0])] * 3 + [algebra.one_like(flat[0])]
     flat = [algebra.cast(x, spec.scalar_type) for x in flat]

@@ -268,7 +268,10 @@ def _constructor_args(spec, args):
     """Warp's Python constructor forms brought to the operation table's: one sequence
     (tuple, list, NumPy array) is unpacked, a matrix's rows given as sequences are flattened,
     Python ints wrap to an int type, and a wrong count of scalars is Warp's ValueError.
-    A transform takes (p, q) as sequences too, and a lone sequence is its p (Warp's)."""
+    A transform takes (p, q) as sequences too, and a lone sequence is its p (Warp's); with
+    no argument it is the identity (Warp's Python scope; its kernels give zeros)."""
+    if spec.kind == KIND_TRANSFORM and not args:
+        return (0, 0, 0, 0, 0, 0, 1)
     if spec.kind == KIND_TRANSFORM and 1 <= len(args) <= 2 and (
             _is_sequence(args[0]) or (isinstance(args[0], Value) and args[0].spec.kind == KIND_VEC
                                       and len(args) == 2 and not isinstance(args[1], Value))):

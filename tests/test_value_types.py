@@ -231,7 +231,7 @@ def test_layouts_follow_warp():
     assert np.asarray(sim.quat(1, 2, 3, 4))[-1] == 4 and sim.quat(1, 2, 3, 4).w == 4
     t = sim.transform(sim.vec3(1, 2, 3), sim.quat(0, 0, 0, 1))
     np.testing.assert_array_equal(np.asarray(t), [1, 2, 3, 0, 0, 0, 1])
-    assert tuple(sim.transform()) == (0, 0, 0, 0, 0, 0, 1)  # Warp's default is the identity
+    assert tuple(sim.transform()) == (0, 0, 0, 0, 0, 0, 1)  # Warp's Python default: identity
     assert tuple(sim.quat()) == (0, 0, 0, 0)  # as Warp
     assert np.asarray(sim.vec3d(1, 2, 3)).dtype == np.float64
     assert np.asarray(sim.vec3i(1, 2, 3)).dtype == np.int32
@@ -286,3 +286,19 @@ def test_matrix_products_match_warp_bit_for_bit():
                        python(x, y, v, np.float32(1), 0, 0, tuple(range(9)))):
             np.testing.assert_array_equal(np.asarray(result[6]), expected[i])  # a @ b
             np.testing.assert_array_equal(np.asarray(result[7]), expected[i])  # a * b
+
+
+@sim.kernel
+def default_transforms(t: sim.array(dtype=sim.transform), td: sim.array(dtype=sim.transformd)):
+    a = sim.transform()
+    a[6] += 7.0
+    t[0] = a
+    td[0] = sim.transformd()
+
+
+def test_default_transform_is_zeros_in_kernels_as_warp():
+    """Warp's kernels give ``transform()`` all zeros (its Python scope: the identity)."""
+    t, td = np.full((1, 7), 5.0, np.float32), np.full((1, 7), 5.0)
+    sim.launch(default_transforms, dim=1, inputs=[t, td])
+    assert t.tolist() == [[0, 0, 0, 0, 0, 0, 7]] and td.tolist() == [[0] * 7]
+    assert tuple(sim.transformd()) == (0, 0, 0, 0, 0, 0, 1)
