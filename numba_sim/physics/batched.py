@@ -1,7 +1,7 @@
 """Element loops that LLVM vectorizes: gather, compute, scatter (serial CPU code).
 
 A cloth's bending edge or triangle on one thread is latency-bound scalar code: one
-element's chain (loads, cross products, square roots, divisions, ``acos``) is longer
+element's chain (loads, cross products, square roots, divisions, ``atan2``) is longer
 than the out-of-order window reaches, so elements hardly overlap (34 ns a bending
 edge, 27 ns a triangle, one thread).  LLVM's loop vectorizer runs 8 or 16 elements
 per instruction instead, but only on a loop whose memory accesses it can analyse:

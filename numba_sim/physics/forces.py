@@ -26,6 +26,10 @@ import numba_sim as sim
 
 HALF_PI = 1.5707963267948966
 PI = 3.141592653589793
+QUARTER_PI = 0.7853981633974483
+QUARTER_PI_LO = -2.1855695e-08    # pi/4 - float32(pi/4): atan2 adds it before pi/4
+TAN_PI_8 = 0.41421356237309503
+TINY = 1.0e-37
 
 
 @sim.func(inline=True)
@@ -34,7 +38,7 @@ def acos(x: float):
     within 1.3 ulp of the exact value (tests/test_physics_semi_implicit.py checks < 2).
     Cephes' ``asinf`` polynomial on ``z = x^2`` (|x| <= 1/2) or ``z = (1 - |x|) / 2``
     (``acos |x| = 2 asin(sqrt(z))``): a square root and a few multiplies, no call in the
-    middle of a bending edge (measured alone: about as fast as ``acosf`` there)."""
+    middle of a triangle's lift (measured alone: about as fast as ``acosf``)."""
     a = sim.abs(x)
     big = a > 0.5
     z = sim.where(big, 0.5 * (1.0 - a), a * a)
@@ -44,6 +48,29 @@ def acos(x: float):
     asin_s = s + s * p
     r = sim.where(big, 2.0 * asin_s, HALF_PI - asin_s)
     return sim.where(x < 0.0, PI - r, r)
+
+
+@sim.func(inline=True)
+def atan2(y: float, x: float):
+    """``atan2(y, x)`` for float32 *y*, *x*, in [-pi, pi], inline (a call to libm's
+    ``atan2f`` would keep LLVM from vectorizing the bending loop of ``batched.py``); 0 at
+    (0, 0).  Cephes' ``atanf`` polynomial on ``u = lo / hi`` (``lo, hi`` the smaller and
+    larger of ``|x|, |y|``), or ``u = (lo - hi) / (lo + hi)`` (``atan = pi/4 + atan u``)
+    when ``lo > tan(pi/8) hi``: one division, no branch, finite derivatives everywhere but
+    (0, 0); within 2.3 ulp of the exact value (tests/test_physics_bending_angle.py)."""
+    ax = sim.abs(x)
+    ay = sim.abs(y)
+    hi = sim.max(ax, ay)
+    lo = sim.min(ax, ay)
+    big = lo > TAN_PI_8 * hi
+    u = sim.where(big, lo - hi, lo) / sim.max(sim.where(big, lo + hi, hi), TINY)
+    z = u * u
+    p = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z
+         - 3.33329491539e-1) * z * u + u
+    r = sim.where(big, QUARTER_PI + (p + QUARTER_PI_LO), p)
+    r = sim.where(ay > ax, HALF_PI - r, r)
+    r = sim.where(x < 0.0, PI - r, r)
+    return sim.where(y < 0.0, -r, r)
 
 
 @sim.func(inline=True)
@@ -129,8 +156,12 @@ def dihedral_angle(x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, x4: sim.vec3):
     warp.sim's ``eval_bending`` with fewer operations, the same values up to float32
     rounding: the ``g_k`` sum to zero (the angle does not change under translation),
     so ``g4 = -(g1 + g2 + g3)``; dot products with the unit edge are taken with the
-    edge and scaled once; the sign of the angle is that of ``(n2 x n1).e`` before any
-    positive scaling."""
+    edge and scaled once.  The angle is ``atan2((n2 x n1).e, (n1.n2) |e|)`` (both times
+    ``|n1| |n2| |e|``, which atan2 ignores), warp.sim's ``acos(n1^.n2^) * sign((n2 x n1).e)``
+    in forward (the same up to float32 rounding, and closer to the exact angle near 0,
+    where ``acos`` of a float32 cosine is off by up to 3e-4 rad) but differentiable at a
+    flat edge: ``acos``'s derivative is infinite at cos = 1, which made the gradients of a
+    flat cloth's bending NaN or arbitrary under a ``sim.Tape`` (docs/autodiff.md)."""
     n1 = sim.cross(x3 - x1, x4 - x1)
     n2 = sim.cross(x4 - x2, x3 - x2)
     n1_length = sim.length(n1)
@@ -147,8 +178,8 @@ def dihedral_angle(x1: sim.vec3, x2: sim.vec3, x3: sim.vec3, x4: sim.vec3):
         rcp_n1 = 1.0 / n1_length
         rcp_n2 = 1.0 / n2_length
         rcp_e = 1.0 / e_length
-        cos_theta = sim.clamp(sim.dot(n1, n2) * rcp_n1 * rcp_n2, -1.0, 1.0)
-        angle = acos(cos_theta) * sim.sign(sim.dot(sim.cross(n2, n1), e_vec))
+        # sin and cos of the angle times |n1| |n2| |e| (n2 x n1 is parallel to e)
+        angle = atan2(sim.dot(sim.cross(n2, n1), e_vec), sim.dot(n1, n2) * e_length)
         c1 = rcp_n1 * rcp_n1
         c2 = rcp_n2 * rcp_n2
         g1 = n1 * (c1 * e_length)
