@@ -717,3 +717,48 @@ def test_code_transformers_rewrite_the_tree_first():
     from numba_sim import cache
 
     assert cache.kernel_fingerprint(plain) != cache.kernel_fingerprint(doubled)
+
+
+@sim.kernel
+def float_index_store(dst: sim.array(dtype=sim.float32), idx: sim.array(dtype=sim.float32)):
+    dst[idx[0]] = 1.0
+
+
+@sim.kernel
+def float_index_update(dst: sim.array(dtype=sim.float32), idx: sim.array(dtype=sim.float32)):
+    dst[idx[0]] += 1.0
+
+
+@sim.kernel
+def float_index_component_update(dst: sim.array(dtype=sim.vec3),
+                                 idx: sim.array(dtype=sim.float32)):
+    dst[idx[0]].x += 1.0
+
+
+@sim.kernel
+def integer_index_writes(dst: sim.array(dtype=sim.vec3), out: sim.array(dtype=sim.float32, ndim=2),
+                         idx: sim.array(dtype=sim.int64)):
+    i = idx[0]
+    dst[i].x += 2.0
+    dst[sim.uint8(1)][1] = 3.0
+    out[i, 1] = 4.0
+    out[1, 0] += 5.0
+
+
+@pytest.mark.parametrize("kernel, vectors", [
+    (float_index_store, False), (float_index_update, False),
+    (float_index_component_update, True)])
+def test_array_writes_take_integer_indices_as_warp(kernel, vectors):
+    """A float index into an array write (``a[f] = v``, ``a[f] += v``, ``a[f].x += v``) is
+    Warp's TypeError, not a silent truncation."""
+    dst = np.zeros((2, 3) if vectors else 2, np.float32)
+    with pytest.raises(TypeError, match=r"Array slot write indices must be integers or slices, "
+                                        r"got \(float32\)"):
+        sim.launch(kernel, dim=1, inputs=[dst, np.zeros(1, np.float32)])
+    assert not dst.any()
+
+
+def test_integer_indices_of_every_width_still_write():
+    dst, out = np.zeros((2, 3), np.float32), np.zeros((2, 2), np.float32)
+    sim.launch(integer_index_writes, dim=1, inputs=[dst, out, np.zeros(1, np.int64)])
+    assert dst.tolist() == [[2, 0, 0], [0, 3, 0]] and out.tolist() == [[0, 4], [5, 0]]

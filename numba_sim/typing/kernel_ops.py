@@ -242,10 +242,23 @@ def checked_component(context, container, key, value):
     return component
 
 
+def check_slot_indices(container, index):
+    """A write into an array's element (``a[i] = v``, ``a[i] += v``, ``a[i].x = v``) takes
+    integer indices (or slices): Warp's TypeError and sentence otherwise (a float index
+    would be truncated silently)."""
+    if not isinstance(container, types.Array):
+        return
+    indices = index.types if isinstance(index, types.BaseTuple) else (index,)
+    if not all(isinstance(i, (types.Integer, types.SliceType)) for i in indices):
+        raise TypingError(f"Array slot write indices must be integers or slices, got "
+                          f"({', '.join(map(str, indices))}) for {container}")
+
+
 @typing_registry.register_global(kernel_ops.store_item)
 class StoreItem(AbstractTemplate):
     def generic(self, args, kws):
         container, index, value = args
+        check_slot_indices(container, index)
         if isinstance(container, (ValueType,)):
             return signature(container, container, index,
                              checked_component(self.context, container, index, value))
@@ -278,6 +291,7 @@ class StoreAttr(AbstractTemplate):
 class UpdateItem(AbstractTemplate):
     def generic(self, args, kws):
         container, index, op, value = args
+        check_slot_indices(container, index)
         op_name = _literal_string(op, "the operator")
         if isinstance(container, types.Array):
             element = container.dtype
@@ -324,6 +338,7 @@ class UpdateAttr(AbstractTemplate):
 class UpdateComponent(AbstractTemplate):
     def generic(self, args, kws):
         container, index, key, op, value = args
+        check_slot_indices(container, index)
         op_name = _literal_string(op, "the operator")
         if isinstance(container, types.Array):
             element = container.dtype
