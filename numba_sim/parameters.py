@@ -14,7 +14,7 @@ import numpy as np
 
 from numba_sim import arrays
 from numba_sim.cuda_runtime import as_cuda_array
-from numba_sim.types import Value, is_generic_annotation
+from numba_sim.types import Value, is_generic_annotation, type_repr
 
 
 class ArgumentTypeError(TypeError, RuntimeError):
@@ -65,6 +65,16 @@ class Parameter:
         dtype = self.array.dtype
         return f"sim.{dtype.__name__}" if isinstance(dtype, type) and \
             dtype.__module__.startswith("numba_sim") else f"np.{np.dtype(self._storage_dtype)}"
+
+    def _warp_sentence(self, value):
+        """Warp's words for a value that is no array, for ported code that matches them:
+        ``expects an array of type array(ndim=1, dtype=float32), but passed value has type
+        list``."""
+        dtype = self.array.dtype  # a NumPy dtype, a value class or a struct
+        dtype = type_repr(dtype.type if isinstance(dtype, np.dtype) else dtype)
+        return (f"Warp: argument {self.name!r} expects an array of type array(ndim="
+                f"{self.array.ndim}, dtype={dtype}), but passed value has type "
+                f"{type(value).__name__}")
 
     def _fail(self, kernel, expected, value, error=TypeError, fix=""):
         device = arrays.device_of(value)
@@ -168,8 +178,8 @@ class Parameter:
             self._fail(kernel, expected, value, error, fix)
 
         if device is None:
-            fail(fix=f"; make one with sim.from_numpy(..., dtype={self._dtype_spelling()})"
-                 if not hasattr(value, "dtype") else "")
+            fail(fix=f" ({self._warp_sentence(value)}); make one with sim.from_numpy(..., "
+                 f"dtype={self._dtype_spelling()})" if not hasattr(value, "dtype") else "")
         if value.dtype != scalar:
             fail(fix=f"; convert it with .astype(np.{scalar})")
         if value.ndim != host_ndim:

@@ -1,6 +1,7 @@
 """A kernel that does not type-check says so in a few lines: kernel, file:line, expression, message."""
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -147,3 +148,10 @@ def test_dtype_errors_suggest_the_fix(inputs, fix):
     with pytest.raises(TypeError) as info:
         sim.launch(dot_of_one, dim=1, inputs=inputs)
     assert str(info.value).endswith(fix)
+
+
+def test_a_list_for_an_array_also_says_it_in_warps_words():
+    with pytest.raises(TypeError) as info:
+        sim.launch(dot_of_one, dim=1, inputs=[[[0.0, 0.0, 0.0]], FLOATS])
+    assert re.search(r"expects an array of type array\(ndim=1, dtype=vec3f\), but passed value "
+                     r"has type list\)", str(info.value))
