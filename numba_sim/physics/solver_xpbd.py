@@ -36,6 +36,12 @@ from numba_sim.physics.solver_semi_implicit import (
 )
 
 
+BATCHED_WORK_LIMIT = 4 * FUSED_WORK_LIMIT
+"""CPU models above FUSED_WORK_LIMIT and below this run their Jacobi substep on one thread
+(batched loops) even when numba has several: a frame of the 21 x 21 XPBD cloth (work 19,848)
+took 7.7 ms that way against 11.8 ms in parallel launches on 2 threads (load 5.6)."""
+
+
 class SolverXPBD(SubstepLaunches):
     """XPBD (API-physics.md): springs as compliant distance constraints (compliance
     ``1 / ke``), bending edges, neo-Hookean tetrahedra, contacts with friction.
@@ -74,8 +80,9 @@ class SolverXPBD(SubstepLaunches):
             raise ValueError(f"{call}: fuse=True runs a substep on one CPU thread; the model is "
                              f"on {model.device!r}")
         self.fused = bool(fuse)
-        self.batched = cpu and not self.fused and numba.get_num_threads() == 1
-        # one thread, Jacobi: springs and bending edges as batched loops (batched.py; the
+        self.batched = cpu and not self.fused and (numba.get_num_threads() == 1
+                                                   or work < BATCHED_WORK_LIMIT)
+        # Jacobi on one thread: springs and bending edges as batched loops (batched.py; the
         # same bits as their one-thread-per-element kernels run serially)
         self._batch_rows = None
         self.batched_one_launch = True   # batched, springs and edges only: a substep is one
