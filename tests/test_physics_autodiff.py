@@ -54,8 +54,8 @@ def flat_cloth_scene():
     b = physics.ModelBuilder(up_axis="y")
     half = -0.25 * np.pi                       # -90 degrees about x: the grid in x-z
     b.add_cloth_grid((0.0, 0.09, 0.0), (np.sin(half), 0.0, 0.0, np.cos(half)),
-                     (0.4, 0.0, 0.1), 2, 2, 0.1, 0.1, 0.1, tri_ke=1.0e3, tri_ka=1.0e3,
-                     tri_kd=1.0, edge_ke=5.0, edge_kd=0.1)
+                     (0.4, -0.1, 0.1), 2, 2, 0.1, 0.1, 0.1, tri_ke=1.0e3, tri_ka=1.0e3,
+                     tri_kd=1.0, edge_ke=100.0, edge_kd=0.1)
     b.add_ground_plane()
     model = b.finalize(requires_grad=True)
     model.particle_collision = False
@@ -206,20 +206,24 @@ def test_rigid_bodies_under_a_tape_are_refused_by_name():
 
 def test_flat_cloth_in_contact_gradient_matches_central_differences(taped):
     """Bending edges at the flat angle (and contacts, triangles): the gradients w.r.t. the
-    initial positions and velocities, out of the plane too (the acos bending angle had
-    them off by up to 2.6)."""
+    initial positions and velocities, out of the plane too.  (Measured: out-of-plane
+    position gradients 0.03 % off; with the acos bending angle, whose gradient at the flat
+    angle is 0 times an infinite derivative, 1.4 %.  The patch moves into the ground,
+    vy = -0.1: at vy = 0 the contact damping's min(vn, 0) has a kink, which central
+    differences average.)"""
     s = Scene(flat_cloth_scene)
     tape = sim.Tape()
     with tape:
         s.forward()
     tape.backward(loss=s.loss)
-    for array, h in ((s.states[0].particle_q, 1.0e-3), (s.states[0].particle_qd, 1.0e-2)):
+    for array, h, tolerance in ((s.states[0].particle_q, 1.0e-3, 2e-3),
+                                (s.states[0].particle_qd, 1.0e-2, 2e-2)):
         analytic = np.array(sim.grad(array))
         assert np.isfinite(analytic).all()
         numeric = s.central(array, h)
         assert np.abs(numeric[:, 1]).max() > 1e-3          # out of the plane
-        assert relative_error(analytic, numeric) < 2e-2
-        assert relative_error(analytic[:, 1], numeric[:, 1]) < 2e-2
+        assert relative_error(analytic, numeric) < tolerance
+        assert relative_error(analytic[:, 1], numeric[:, 1]) < tolerance
 
 
 def test_bounce_optimisation_lowers_the_loss():
