@@ -798,9 +798,8 @@ def type_size(dtype):
     spec = getattr(dtype, "spec", None)
     if isinstance(spec, ValueSpec):
         return spec.size
-    from numba_sim.structs import Struct  # import cycle: structs.py imports this module
-    if isinstance(dtype, type) and issubclass(dtype, Struct):
-        return 1
+    if isinstance(dtype, type) and hasattr(dtype, "numpy_dtype"):  # a @sim.struct (as arrays.py
+        return 1  # tells them; structs.py imports this module)
     scalar_dtype(dtype, allowed=ALL_SCALARS)  # a TypeError naming dtype for anything else
     return 1
 
