@@ -76,6 +76,20 @@ def components(x: A, y: A):
 
 
 @sim.kernel
+def keyword_constructors(x: A, y: A):
+    # Warp's anonymous constructors: values flattened, compile-time keywords kept
+    i = sim.tid()
+    a = x[i]
+    m = sim.types.matrix(a, f64(2.0) * a, a * a, sim.sin(a), f64(1.0), a, shape=(3, 2))
+    fill = sim.matrix(a * a, shape=(2, 2))
+    v = sim.types.vector(sim.cos(a), length=5)
+    w = sim.vector(a, f64(3.0) * a, a * a)
+    q = sim.types.quaternion(w, a)
+    y[i] = m[1, 0] * m[2, 1] + m[1, 1] + sim.determinant(fill + sim.identity(n=2, dtype=f64)) \
+        + v[4] * sim.dot(w, w) + q.w * q[1]
+
+
+@sim.kernel
 def accumulate_in_place(x: A, n: int, y: A):
     # one thread updates y in place (read, add, store): each store hands its element's
     # adjoint to the stored value, the value it overwrote starts again from zero
@@ -227,6 +241,8 @@ CASES = {
     "branches": (branches, N + 2, _inputs(3, N), lambda x, y: [x, y, N], 1, (N,)),
     "static_loop": (static_loop, N, _inputs(4, N), lambda x, y: [x, y], 1, (N,)),
     "components": (components, N, _inputs(13, N), lambda x, y: [x, y], 1, (N,)),
+    "keyword_constructors": (keyword_constructors, N, _inputs(16, N), lambda x, y: [x, y], 1,
+                             (N,)),
     "return_in_loop": (return_in_loop, 3, np.array([0.3, 0.2, 0.5, 0.6, 0.1]),
                        lambda x, y: [x, N, y], 2, (3,)),
     "accumulate_in_place": (accumulate_in_place, 1, _inputs(14, N),

@@ -5,7 +5,8 @@ constants (``t = a * b``, ``t = sim.dot(u, v)``, ``t = x[i]``, ``t = v.x``), so 
 reverse sweep (numba_sim/autodiff/adjoint_source.py) can take each operation's adjoint in
 turn.  What is not differentiated stays whole: comparisons and boolean logic, array indices,
 constants read from modules (``sim.pi``), ``sim.static(...)``, calls with keyword
-arguments.  ``a if c else b`` becomes an ``if`` statement (only the taken side is
+arguments (but for the builtins whose keywords are compile-time constants, ``sim.vector(s,
+length=3)``: their values are flattened).  ``a if c else b`` becomes an ``if`` statement (only the taken side is
 evaluated, as in the forward code), augmented assignments of names become assignments
 (``x += e`` is ``x = x + e``), ``arr[i] += e`` an :class:`AtomicUpdate`, and Warp's query
 loops ``while hash_grid_query_next(q, j):`` become ``for j in q:``.
@@ -88,11 +89,11 @@ class Flattener:
                              right=self.atom(node.right, out))
         if isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):
             return ast.UnaryOp(op=node.op, operand=self.atom(node.operand, out))
-        if isinstance(node, ast.Call) and not node.keywords \
+        if isinstance(node, ast.Call) and (not node.keywords or self._keyword_form(node)) \
                 and not any(isinstance(a, ast.Starred) for a in node.args) \
                 and self._flattens_call(node):
             return ast.Call(func=node.func, args=[self.atom(a, out) for a in node.args],
-                            keywords=[])
+                            keywords=node.keywords)
         if isinstance(node, ast.Subscript):
             value = node.value if isinstance(node.value, ast.Name) else self.atom(node.value, out)
             return ast.Subscript(value=value, slice=node.slice, ctx=ast.Load())
@@ -102,6 +103,15 @@ class Flattener:
         if isinstance(node, ast.Tuple):
             return ast.Tuple(elts=[self.atom(e, out) for e in node.elts], ctx=ast.Load())
         return node  # comparisons, boolean logic, constants: not differentiated, kept whole
+
+    def _keyword_form(self, node):
+        """Whether *node* calls a builtin whose keywords are compile-time constants
+        (``sim.vector(s, length=3)``, ``sim.types.matrix(..., shape=(2, 2))``): its values
+        are flattened, its keywords kept (the adjoint reads them off the result's type)."""
+        from numba_sim.autodiff.op_derived import KEYWORD_FORM, factory_as_builtin  # light
+
+
+        return hasattr(factory_as_builtin(self.resolve(node.func)), KEYWORD_FORM)
 
     def _flattens_call(self, node):
         target = self.resolve(node.func)

@@ -11,6 +11,7 @@ adjoints here, written as the scatter they are.
 
 import operator
 import re
+import sys
 import threading
 
 import numpy as np
@@ -23,15 +24,17 @@ from numba_sim import algebra, registry
 from numba_sim.autodiff import op_overrides
 from numba_sim.autodiff.derivation import derive, is_differentiable
 from numba_sim.autodiff.op_scalars import SCALAR_OPERATIONS, scalar_key
+from numba_sim.builtins.forms import KEYWORD_FORM
 from numba_sim.lowering import operations as operations_lowering
 from numba_sim.lowering.operations import components as lowered_components
 from numba_sim.lowering.symbolic import Sym
 from numba_sim.operations import (
     OPERATIONS, Variant, _python_type, _to_components, define, from_components,
 )
+from numba_sim import types as value_table
 from numba_sim.types import attribute_slice
 from numba_sim.typing import operations as operations_typing
-from numba_sim.typing.value_access import attribute_type, index_result
+from numba_sim.typing.value_access import TYPE_FACTORIES, attribute_type, index_result
 from numba_sim.typing.value_types import ValueType
 
 ADJOINT_OF = "__sim_adjoint_of__"
@@ -53,7 +56,7 @@ def is_adjoint_function(fn):
 def adjoint_function(key):
     """The adjoint function of the operation *key* (made at the first call, then cached);
     a TypingError naming the builtin when it has none."""
-    key = scalar_key(key)
+    key = scalar_key(factory_as_builtin(key))
     with _lock:
         fn = _adjoints.get(("call", key))
         if fn is None:
@@ -70,6 +73,15 @@ def adjoint_attribute(name):
     return fn
 
 
+def factory_as_builtin(key):
+    """A type factory called in a kernel (``sim.types.matrix(x, shape=(2, 2))``) is the
+    builtin of its name (numba_sim/typing/value_access.py), and so is its adjoint."""
+    for name in TYPE_FACTORIES:
+        if key is getattr(value_table, name):
+            return getattr(sys.modules["numba_sim"], name)
+    return key
+
+
 # --------------------------------------------------------------------------
 # The forward operation of a key: (signature, formula) for argument types
 
@@ -82,8 +94,13 @@ def _operation_name(key):
     return getattr(key, "__name__", None) or (op.name if op is not None else str(key))
 
 
-def forward(key, argtypes):
-    """The forward (signature, formula) of *key* for *argtypes*, or (None, None)."""
+def forward(key, argtypes, result_type=None):
+    """The forward (signature, formula) of *key* for *argtypes*, or (None, None).  A builtin
+    with compile-time keywords (``vector(s, length=3)``, :data:`KEYWORD_FORM`) is typed again
+    with the keywords its *result_type* (the type of the result adjoint) implies."""
+    keyword_form = getattr(key, KEYWORD_FORM, None)
+    if keyword_form is not None:
+        return _keyword_forward(keyword_form, argtypes, result_type)
     op = OPERATIONS.get(key)
     if op is not None:
         sig, variant = op.resolve(argtypes)
@@ -98,12 +115,33 @@ def forward(key, argtypes):
     return None, None
 
 
+def _keyword_forward(keyword_form, argtypes, result_type):
+    """(signature, formula) of a keyword builtin's call of *argtypes* that made a
+    *result_type*: the keywords ``length`` / ``shape`` / ``dtype`` are read off the result,
+    which is the same call (a keyword only fixes what the values do not)."""
+    keywords, typer, formula = keyword_form
+    if not isinstance(result_type, ValueType):
+        return None, None
+    shape = result_type.spec.shape
+    implied = {"length": types.literal(shape[0]),
+               "shape": types.Tuple([types.literal(n) for n in shape]),
+               "dtype": types.NumberClass(result_type.dtype)}
+    try:
+        sig = typer(tuple(argtypes), {k: implied[k] for k in keywords if k in implied})
+    except TypingError:
+        return None, None
+    if sig is None or sig.return_type != result_type:
+        return None, None
+    return sig, formula
+
+
 def _names(argtypes):
     return ", ".join(str(t) for t in argtypes)
 
 
 def _has_adjoint(key):
-    return key in OPERATIONS or key in SCALAR_OPERATIONS or key is operator.getitem
+    return key in OPERATIONS or key in SCALAR_OPERATIONS or key is operator.getitem \
+        or hasattr(key, KEYWORD_FORM)
 
 
 # --------------------------------------------------------------------------
@@ -285,7 +323,7 @@ def _define(key):
     def typer(*argtypes):
         if not argtypes:
             return None
-        forward_sig, forward_formula = forward(key, argtypes[:-1])
+        forward_sig, forward_formula = forward(key, argtypes[:-1], types.unliteral(argtypes[-1]))
         if forward_sig is None:
             return None
         sig = _adjoint_signature(name, forward_sig, argtypes[-1])
@@ -296,7 +334,7 @@ def _define(key):
     def formula(sig, *inputs):
         forward_types = sig.args[:-1]
         inputs = [_split(x, t) for x, t in zip(inputs, sig.args)]
-        forward_sig, forward_formula = forward(key, forward_types)
+        forward_sig, forward_formula = forward(key, forward_types, sig.args[-1])
         forward_sig = signature(forward_sig.return_type, *forward_types)
         args, adj_ret = inputs[:-1], inputs[-1]
         override = op_overrides.find(key, forward_sig)
@@ -402,5 +440,6 @@ def operation_keys():
     return [key for key in OPERATIONS if not is_adjoint_function(key)]
 
 
-__all__ = ["adjoint_function", "adjoint_attribute", "derive", "forward", "is_adjoint_function",
+__all__ = ["adjoint_function", "adjoint_attribute", "derive", "factory_as_builtin", "forward",
+           "is_adjoint_function", "KEYWORD_FORM",
            "no_adjoint_error", "operation_keys", "ADJOINT_OF"]

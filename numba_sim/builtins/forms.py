@@ -360,6 +360,11 @@ def _python_keyword_type(value):
         return types.Opaque(repr(value))
 
 
+KEYWORD_FORM = "__sim_keyword_form__"
+"""The attribute of a :func:`keyword_builtin`: its (keywords, typer, formula), from which
+the adjoint is derived (numba_sim/autodiff/op_derived.py)."""
+
+
 def keyword_builtin(name, doc, keywords, typer, formula):
     """A builtin taking values positionally and compile-time constants by keyword.
 
@@ -393,6 +398,7 @@ def keyword_builtin(name, doc, keywords, typer, formula):
     run_python.__name__ = run_python.__qualname__ = name
     run_python.__module__ = "numba_sim"
     run_python.__doc__ = doc
+    setattr(run_python, KEYWORD_FORM, (keywords, typer, formula))  # autodiff/op_derived.py
 
     class KeywordValuesTemplate(AbstractTemplate):
         key = run_python
