@@ -28,6 +28,7 @@ import numpy as np
 
 import numba_sim as sim
 from numba_sim import arrays
+from numba_sim.autodiff import array_access
 from numba_sim.autodiff.adjoint_kernel import backward_enabled
 from numba_sim.autodiff.gradients import grad_or_none
 from numba_sim.autodiff.tape import Tape
@@ -94,14 +95,18 @@ def _as_output_list(outputs):
 
 
 def _snapshot_array_inputs(inputs):
-    """Copies of the top-level array inputs (None for the others)."""
-    return [a.copy() if _is_array(a) else None for a in inputs]
+    """Copies of the top-level array inputs, with their read marks (Warp's
+    ``verify_autograd_array_access``; None for the others)."""
+    return [(a.copy(), array_access.is_read(a)) if _is_array(a) else None for a in inputs]
 
 
 def _restore_array_inputs(inputs, snapshot):
+    """Put back the inputs' values and read marks (the check's own tape marks reads; a
+    caller's pending tape keeps its own)."""
     for a, saved in zip(inputs, snapshot):
         if saved is not None:
-            a[...] = saved
+            a[...] = saved[0]
+            array_access.set_read(a, saved[1])
 
 
 def _eval_function(function, inputs, snapshot):

@@ -57,9 +57,12 @@ WARP_SETTINGS = {
                          "NaN stores instead"),
     "verify_cuda": (False, "no effect: numba-cuda reports CUDA errors when they happen"),
     "print_launches": (False, _NO_EFFECT),
-    "verify_autograd_array_access": (False, _NO_AUTODIFF + ": arrays overwritten between a "
-                                            "launch and the backward are caught with "
-                                            "sim.Tape(check_inputs=True) or in debug mode"),
+    "verify_autograd_array_access": (False, "launches recorded on a tape mark the arrays "
+                                            "their kernels read and write, and writing one "
+                                            "an earlier recorded launch read prints Warp's "
+                                            "warning (numba_sim/autodiff/array_access.py); "
+                                            "sim.Tape(check_inputs=True) catches an "
+                                            "overwrite at backward instead"),
     "enable_vector_component_overwrites": (False, _NO_AUTODIFF + ": component assignment "
                                                   "of local values is always differentiated"),
     "legacy_scalar_return_types": (False, "no effect: numba_sim returns the NumPy scalar "

@@ -170,6 +170,7 @@ ATTRIBUTE_REWRITES = {
     "grad": "wpc.grad({0})",                 # a.grad -> its gradient beside it, or None
     "gradients": "wpc.tape_gradients({0})",  # tape.gradients[a] -> a mapping by array
     "requires_grad": "wpc.has_grad({0})",    # a.requires_grad -> whether it has a gradient
+    "_is_read": "wpc.is_read({0})",          # a._is_read -> its read mark, kept beside it
 }
 
 DTYPE_ATTRIBUTE_REWRITES = {
@@ -184,6 +185,7 @@ ATTRIBUTE_STORE_REWRITES = {
     # ``X.<property> = value`` (one target) -> replacement template
     "grad": "sim.requires_grad({0}, grad={1})",
     "requires_grad": "wpc.set_requires_grad({0}, {1})",
+    "_is_read": "wpc.set_is_read({0}, {1})",
 }
 
 KERNEL_DECORATORS = ("kernel", "func", "func_grad", "func_replay", "func_native", "struct")

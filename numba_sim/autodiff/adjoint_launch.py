@@ -13,8 +13,9 @@ returned, as in Warp).  Entries of parameters that are not differentiable are ig
 
 import numpy as np
 
-from numba_sim import arrays, autodiff_hooks, launcher
+from numba_sim import arrays, autodiff_hooks, config, launcher
 from numba_sim.autodiff.adjoint_kernel import adjoint_kernel
+from numba_sim.autodiff.array_access import check_launch
 from numba_sim.autodiff.gradients import grad_or_none, requires_grad
 
 
@@ -93,6 +94,9 @@ def intercept(kernel, dim, inputs, outputs, device, stream, record_cmd, adjoint,
         # a recorded command runs later, perhaps many times: not on the tape
         return launcher.launch_forward(kernel, dim, inputs, outputs, device, stream, record_cmd)
     autodiff_hooks.tapes[-1].record_launch(kernel, dim, inputs, outputs, device, stream)
+    if config.verify_autograd_array_access:  # numba_sim/autodiff/array_access.py
+        check_launch(launcher._overload_for(kernel, list(inputs) + list(outputs))
+                     if kernel.overloads else kernel, list(inputs) + list(outputs))
     launcher.launch_forward(kernel, dim, inputs, outputs, device, stream)
 
 

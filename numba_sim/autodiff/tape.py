@@ -15,11 +15,14 @@ so record its ``launch()`` calls' kernel with ``sim.launch`` under the tape inst
 Debug checks: with ``Tape(check_inputs=True)``, or while ``sim.config.mode == "debug"``,
 each recorded launch keeps a checksum of the arrays its kernel reads, taken before it
 runs; ``backward`` compares them and names the kernel and the parameter of an array
-overwritten between the forward launch and the backward.
+overwritten between the forward launch and the backward.  With
+``sim.config.verify_autograd_array_access``, a recorded launch writing an array that an
+earlier one read prints Warp's warning (numba_sim/autodiff/array_access.py).
 """
 
 from numba_sim import autodiff_hooks, config
 from numba_sim.autodiff.adjoint_launch import launch_recorded_adjoint
+from numba_sim.autodiff.array_access import clear_launches
 from numba_sim.autodiff.gradients import grad_or_none, requires_grad
 from numba_sim.autodiff.launch_checks import InputChecksums
 
@@ -129,6 +132,8 @@ class Tape:
             if entry.checksums is not None:
                 entry.checksums.check()
             launch_recorded_adjoint(entry)
+        if config.verify_autograd_array_access:  # the reads are consumed (as Warp)
+            clear_launches(self.launches)
 
     def _remember(self, array, gradient):
         self.gradients[id(array)] = (array, gradient)
@@ -140,6 +145,8 @@ class Tape:
 
     def reset(self):
         """Forget the recorded launches, after zeroing their gradients (Warp's ``reset``)."""
+        if config.verify_autograd_array_access:
+            clear_launches(self.launches)
         self.zero()
         self.launches = []
         self.gradients = {}

@@ -37,6 +37,7 @@ import numpy as np
 import numba_sim as sim
 from numba_sim import arrays as _arrays
 from numba_sim.autodiff import gradients as _gradients
+from numba_sim.autodiff import array_access as _array_access
 from numba_sim import launch_capture as _launch_capture
 from numba_sim import map_kernels as _map_kernels
 
@@ -242,6 +243,17 @@ def set_requires_grad(a, value):
     elif _gradients.has_grad(a):
         raise NotImplementedError("a.requires_grad = False: numba_sim keeps a registered "
                                   "gradient beside its array (no way to drop it)")
+
+
+def is_read(a):
+    """``a._is_read``: whether a launch recorded on a tape read *a*, with
+    ``sim.config.verify_autograd_array_access`` on (the mark kept beside the array)."""
+    return _array_access.is_read(a)
+
+
+def set_is_read(a, value):
+    """``a._is_read = value``."""
+    _array_access.set_read(a, value)
 
 
 class _TapeGradients:

@@ -832,7 +832,7 @@ class TestFuncParameterTargets(unittest.TestCase):
             with sim.Tape():
                 sim.launch(function_array_read_kernel, dim=1, inputs=[arr], outputs=[out], device="cpu")
 
-            self.assertTrue(arr._is_read)
+            self.assertTrue(wpc.is_read(arr))
         finally:
             sim.config.verify_autograd_array_access = original
 

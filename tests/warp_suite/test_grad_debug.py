@@ -634,11 +634,11 @@ def test_restore_inputs_preserves_read_state(test, device):
             tape = sim.Tape()
             with tape:
                 sim.launch(preread_readout_kernel, dim=n, inputs=[x], outputs=[y], device=device)
-            test.assertTrue(x._is_read)
+            test.assertTrue(wpc.is_read(x))
 
             # the check's internal tape must not erase the pending tape's read flag
             jacobian_function(forward, inputs=[x])
-            test.assertTrue(x._is_read)
+            test.assertTrue(wpc.is_read(x))
 
             # a recorded overwrite of x must still warn against the pending tape
             with contextlib.redirect_stderr(io.StringIO()) as f:

@@ -259,10 +259,10 @@ def test_nested_function_read_write(test, device):
         with tape:
             sim.launch(func_kernel, dim=5, inputs=[a, b, c, d], device=device)
 
-        test.assertEqual(a._is_read, True)
-        test.assertEqual(b._is_read, True)
-        test.assertEqual(c._is_read, False)
-        test.assertEqual(d._is_read, False)
+        test.assertEqual(wpc.is_read(a), True)
+        test.assertEqual(wpc.is_read(b), True)
+        test.assertEqual(wpc.is_read(c), False)
+        test.assertEqual(wpc.is_read(d), False)
 
     finally:
         sim.config.verify_autograd_array_access = saved_verify_autograd_array_access_setting
@@ -307,7 +307,7 @@ def test_in_place_operators(test, device):
         with tape:
             sim.launch(inplace_a, dim=3, inputs=[a], device=device)
 
-        test.assertEqual(a._is_read, False)
+        test.assertEqual(wpc.is_read(a), False)
 
         tape.reset()
         wpc.zero_(a)
@@ -315,8 +315,8 @@ def test_in_place_operators(test, device):
         with tape:
             sim.launch(inplace_b, dim=3, inputs=[a, b], device=device)
 
-        test.assertEqual(a._is_read, False)
-        test.assertEqual(b._is_read, True)
+        test.assertEqual(wpc.is_read(a), False)
+        test.assertEqual(wpc.is_read(b), True)
 
     finally:
         sim.config.verify_autograd_array_access = saved_verify_autograd_array_access_setting
@@ -328,18 +328,18 @@ def test_views(test, device):
         sim.config.verify_autograd_array_access = True
 
         a = sim.zeros((3, 3), dtype=float, requires_grad=True, device=device)
-        test.assertEqual(a._is_read, False)
+        test.assertEqual(wpc.is_read(a), False)
 
         a.mark_write()
 
         b = a.view(dtype=int)
-        test.assertEqual(b._is_read, False)
+        test.assertEqual(wpc.is_read(b), False)
 
         c = b.flatten()
-        test.assertEqual(c._is_read, False)
+        test.assertEqual(wpc.is_read(c), False)
 
         c.mark_read()
-        test.assertEqual(a._is_read, True)
+        test.assertEqual(wpc.is_read(a), True)
 
     finally:
         sim.config.verify_autograd_array_access = saved_verify_autograd_array_access_setting
@@ -358,26 +358,26 @@ def test_reset(test, device):
         with tape:
             sim.launch(kernel=write_kernel, dim=3, inputs=[b, a], device=device)
 
-        test.assertEqual(a._is_read, True)
-        test.assertEqual(b._is_read, False)
+        test.assertEqual(wpc.is_read(a), True)
+        test.assertEqual(wpc.is_read(b), False)
 
         # backward() consumes the recorded reads and clears the flags
         tape.backward(grads=[(b, sim.ones(3, dtype=float, device=device))])
 
-        test.assertEqual(a._is_read, False)
-        test.assertEqual(b._is_read, False)
+        test.assertEqual(wpc.is_read(a), False)
+        test.assertEqual(wpc.is_read(b), False)
 
         # reset() clears the flags even when backward() never ran
         tape2 = sim.Tape()
         with tape2:
             sim.launch(kernel=write_kernel, dim=3, inputs=[b, a], device=device)
 
-        test.assertEqual(a._is_read, True)
+        test.assertEqual(wpc.is_read(a), True)
 
         tape2.reset()
 
-        test.assertEqual(a._is_read, False)
-        test.assertEqual(b._is_read, False)
+        test.assertEqual(wpc.is_read(a), False)
+        test.assertEqual(wpc.is_read(b), False)
 
     finally:
         sim.config.verify_autograd_array_access = saved_verify_autograd_array_access_setting
@@ -397,8 +397,8 @@ def test_copy(test, device):
         with tape:
             wpc.copy(b, a)
 
-        test.assertEqual(a._is_read, True)
-        test.assertEqual(b._is_read, False)
+        test.assertEqual(wpc.is_read(a), True)
+        test.assertEqual(wpc.is_read(b), False)
 
     finally:
         sim.config.verify_autograd_array_access = saved_verify_autograd_array_access_setting
