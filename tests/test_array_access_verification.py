@@ -63,6 +63,17 @@ def through_funcs(a: sim.array(dtype=float), c: sim.array(dtype=float),
     sim.atomic_add(f, 0, 1.0)
 
 
+@sim.func
+def apply(g: sim.Function, a: sim.array(dtype=float), i: int):
+    return g(a, i)
+
+
+@sim.kernel
+def through_function_parameter(a: sim.array(dtype=float), b: sim.array(dtype=float)):
+    i = sim.tid()
+    b[i] = apply(load, a, i) + apply(load, b, i) * 0.0
+
+
 @pytest.fixture
 def verify():
     saved = sim.config.verify_autograd_array_access
@@ -159,6 +170,10 @@ def test_access_modes_follow_funcs_atomics_and_in_place_updates():
     assert read == {"a"}  # via nested -> load; e[i] += 1 and atomic_add are writes only
     assert written == {"c", "d", "e", "f"}
     assert array_access.access_modes(write_then_read) == ({"a", "c"}, {"a", "b"})
+
+
+def test_access_modes_follow_a_func_passed_for_a_function_parameter():
+    assert array_access.access_modes(through_function_parameter) == ({"a", "b"}, {"b"})
 
 
 def test_funcs_mark_arrays_at_launch(verify):

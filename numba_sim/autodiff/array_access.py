@@ -17,11 +17,13 @@ Which array parameters a kernel reads and writes is read off its syntax tree, as
 code generator records it: ``x[i]`` loaded reads ``x``; ``x[i] = v``, ``x[i] += v``,
 ``x[i].c = v`` and ``atomic_*(x, ...)`` write it (an in-place update is a write only, as
 Warp's atomic add); an array passed to a ``@sim.func`` is read / written as the func's
-parameter is (through nested funcs).  An array bound to a local name (``row = x[i]`` of a
+parameter is (through nested funcs, and through a func passed for a ``sim.Function``
+parameter).  An array bound to a local name (``row = x[i]`` of a
 2-D ``x``, ``y = x``) is not followed.
 """
 
 import ast
+import inspect
 import sys
 import weakref
 
@@ -109,8 +111,9 @@ def _store_chain(target):
     return None, ()
 
 
-def _modes_of(function, names, visiting):
-    """(read names, written names) among *names* (parameters of the parsed *function*)."""
+def _modes_of(function, names, visiting, bindings=None):
+    """(read names, written names) among *names* (parameters of the parsed *function*);
+    *bindings*: its ``sim.Function`` parameters -> the funcs passed for them."""
     read, written, stores = set(), set(), set()
     for node in ast.walk(function.definition):
         targets = (node.targets if isinstance(node, ast.Assign)
@@ -127,12 +130,18 @@ def _modes_of(function, names, visiting):
                 and isinstance(node.value, ast.Name) and node.value.id in names:
             read.add(node.value.id)
         elif isinstance(node, ast.Call):
-            _call_modes(function, node, names, read, written, visiting)
+            _call_modes(function, node, names, read, written, visiting, bindings or {})
     return read, written
 
 
-def _call_modes(function, node, names, read, written, visiting):
+def _is_func(value):
+    return isinstance(value, (Func, FuncOverloads))
+
+
+def _call_modes(function, node, names, read, written, visiting, bindings):
     target = function.resolve(node.func)
+    if target is None and isinstance(node.func, ast.Name):  # g(...) of a sim.Function g
+        target = bindings.get(node.func.id)
     callees = (target.members if isinstance(target, FuncOverloads)
                else [target] if isinstance(target, Func) else [])
     if not callees:
@@ -142,8 +151,13 @@ def _call_modes(function, node, names, read, written, visiting):
             written.add(node.args[0].id)
         return
     for callee in callees:
-        callee_read, callee_written, parameters = _func_modes(callee, visiting)
+        parameters = list(inspect.signature(callee.func).parameters)
         bound = list(zip(parameters, node.args)) + [(k.arg, k.value) for k in node.keywords]
+        passed = {parameter: bindings.get(argument.id) if isinstance(argument, ast.Name)
+                  and argument.id in bindings else function.resolve(argument)
+                  for parameter, argument in bound}
+        callee_read, callee_written, _ = _func_modes(
+            callee, visiting, {p: f for p, f in passed.items() if _is_func(f)})
         for parameter, argument in bound:
             if isinstance(argument, ast.Name) and argument.id in names:
                 if parameter in callee_read:
@@ -152,17 +166,19 @@ def _call_modes(function, node, names, read, written, visiting):
                     written.add(argument.id)
 
 
-def _func_modes(func, visiting):
-    """(read, written, parameter names) of a ``@sim.func``'s parameters."""
-    cached = func.__dict__.get("_sim_array_access")
+def _func_modes(func, visiting, bindings):
+    """(read, written, parameter names) of a ``@sim.func``'s parameters, with the funcs
+    *bindings* passed for its ``sim.Function`` parameters (cached when there are none)."""
+    cached = None if bindings else func.__dict__.get("_sim_array_access")
     if cached is not None:
         return cached
     if func in visiting:  # a recursive func: what the outer visit finds
         return frozenset(), frozenset(), ()
     function = _Function(func.func)
-    read, written = _modes_of(function, set(function.parameters), visiting | {func})
+    read, written = _modes_of(function, set(function.parameters), visiting | {func}, bindings)
     cached = (frozenset(read), frozenset(written), tuple(function.parameters))
-    func._sim_array_access = cached
+    if not bindings:
+        func._sim_array_access = cached
     return cached
 
 
