@@ -629,3 +629,73 @@ def test_custom_adjoints_of_an_overloaded_func_go_to_their_overloads():
         @sim.func_grad(twice_overloaded)
         def adj_wrong(a: int, adj_ret: f64):
             pass
+
+
+M22 = sim.array(dtype=sim.mat22d)
+
+
+@sim.kernel
+def element_components(x: A, v: V3, m: M22):
+    # stores into components of array elements (Warp's arr[i].x = a), slice reads and stores
+    i = sim.tid()
+    a = x[i]
+    v[i].x = a * a
+    v[i][2] = sim.sin(a)
+    v[i].y += f64(3.0) * a
+    v[i][2] -= a
+    m[i][0, 1] = a * f64(2.0)
+    m[i][1] = sim.vec2d(a, a * a)[::-1]
+    w = sim.vec3d(a, f64(2.0) * a, a * a * a)
+    w[:2] = sim.vec2d(sim.cos(a), a)
+    m[i][0, 0] += w[1:][1] + w[0]
+
+
+def _element_components(x, v0, m0, weights_v, weights_m, tape=False):
+    v, m = v0.copy(), m0.copy()
+    if not tape:
+        sim.launch(element_components, len(x), inputs=[x, v, m])
+        return float(np.sum(weights_v * v) + np.sum(weights_m * m))
+    x, v, m = sim.requires_grad(x.copy()), sim.requires_grad(v), sim.requires_grad(m)
+    t = sim.Tape()
+    with t:
+        sim.launch(element_components, len(x), inputs=[x, v, m])
+    t.backward(grads=[(v, weights_v), (m, weights_m)])
+    return sim.grad(x).copy(), sim.grad(v).copy(), sim.grad(m).copy()
+
+
+def test_component_stores_into_array_elements_match_central_differences():
+    rng = np.random.default_rng(17)
+    x, v0, m0 = _inputs(17, N), rng.uniform(-1, 1, (N, 3)), rng.uniform(-1, 1, (N, 2, 2))
+    weights_v, weights_m = rng.uniform(0.5, 1.5, (N, 3)), rng.uniform(0.5, 1.5, (N, 2, 2))
+    gradients = _element_components(x, v0, m0, weights_v, weights_m, tape=True)
+    h = 1e-6
+    for gradient, base in zip(gradients, (x, v0, m0)):
+        expected = np.zeros_like(base)
+        for k in np.ndindex(base.shape):
+            shifted = []
+            for step in (h, -h):
+                moved = [x, v0, m0]
+                changed = base.copy()
+                changed[k] += step
+                moved[[id(b) for b in moved].index(id(base))] = changed
+                shifted.append(_element_components(*moved, weights_v, weights_m))
+            expected[k] = (shifted[0] - shifted[1]) / (2 * h)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-7)
+    # overwritten components pass no gradient to the values they overwrote
+    assert np.all(gradients[1][:, [0, 2]] == 0) and np.all(gradients[1][:, 1] != 0)
+    assert np.all(gradients[2][:, 1, :] == 0) and np.all(gradients[2][:, 0, 1] == 0)
+
+
+@sim.kernel
+def scaled_component(x: A, v: V3):
+    i = sim.tid()
+    v[i].x *= x[i]
+
+
+def test_a_component_update_other_than_add_or_subtract_is_a_clear_error():
+    x, v = sim.requires_grad(np.ones(2)), sim.requires_grad(np.ones((2, 3)))
+    t = sim.Tape()
+    with t:
+        sim.launch(scaled_component, 2, inputs=[x, v])
+    with pytest.raises(Exception, match=r"only `=`, `\+=` and `-=` of a component of an array"):
+        t.backward(grads=[(v, np.ones((2, 3)))])

@@ -13,7 +13,11 @@ The reverse of
   generated adjoint);
 * an array read ``y = x[i]`` adds ``adj__y`` into ``adj_x[i]``: a plain ``+`` where every
   read of ``x`` indexes the thread's own element (``x[tid()]``), else ``sim.atomic_add``;
-* a store ``x[i] = v`` adds ``adj_x[i]`` into ``adj__v`` (the replay does not store);
+* a store ``x[i] = v`` adds ``adj_x[i]`` into ``adj__v`` (the replay does not store); a
+  component store ``x[i].c = v`` / ``x[i][j] = v`` adds ``adj_x[i].c`` and zeroes it
+  (``+=`` / ``-=`` of a component keep it);
+* a read of a constant slice ``w = v[1:]`` stores ``adj__w`` into the slice of a zero of
+  ``v``'s type and adds that (a slice store ``v[1:] = w`` is a component store);
   ``x[i] += v`` / ``sim.atomic_add`` likewise, ``-=`` / ``atomic_sub`` subtracts,
   ``atomic_min`` / ``atomic_max`` add it where ``v`` is the value the array holds (Warp's
   rule: the gradient goes to the winning value);
@@ -272,6 +276,11 @@ class AdjointSource:
             if origin in self.activity.arrays:
                 return self.array_read_adjoint(origin, value.slice, adj_out)
             index = value.slice
+            if _has_slice(index):  # v[1:], m[:, 0]: a constant slice, scattered back by one
+                scattered = self.fresh("g", "s")
+                return [f"{scattered} = {ZERO}({ast.unparse(base)})",
+                        f"{scattered}[{_index_arguments(index)}] = {adj_out}"] \
+                    + self.accumulate(base, scattered)
             return self.call_adjoint(operator.getitem, [base, index], adj_out, node,
                                      differentiated=[True, False])
         if isinstance(value, ast.Attribute):
@@ -380,9 +389,7 @@ class AdjointSource:
             base = base.value
         if not isinstance(base, ast.Name) or base.id in self.activity.arrays:
             if isinstance(base, ast.Name) and base.id in self.activity.differentiable_arrays:
-                raise self.error(f"`{ast.unparse(target)}`: a component store into an array "
-                                 f"element is not differentiated; store the whole element",
-                                 node)
+                return self.array_component_store(node, target)
             return Piece()  # stores into non-differentiable arrays: not replayed
         active = base.id in self.activity.active
         if active and target.value is not base:
@@ -403,6 +410,33 @@ class AdjointSource:
             if active else []
         return Piece(forward, reverse)
 
+    def array_component_store(self, node, target):
+        """``arr[i].x = a``, ``arr[i][j] = a``, ``m[i][j, k] = a`` (and ``+=``, ``-=``), the
+        replay not storing: the reverse reads the component of the element's adjoint into
+        ``a``'s; a plain store then zeroes that component (Warp's rule: the value it
+        overwrote had no influence), an update keeps it (the old value's)."""
+        element = target.value
+        if not (isinstance(element, ast.Subscript) and isinstance(element.value, ast.Name)):
+            raise self.error(f"`{ast.unparse(target)}`: only a component of an array element "
+                             f"(`arr[i].x`, `arr[i][j]`) is differentiated as a store target; "
+                             f"assign the element to a local first", node)
+        adjoint_array = self.array_adjoints.get(element.value.id)
+        if adjoint_array is None:
+            return Piece()
+        adjoint_element = f"{adjoint_array}[{self.text(element.slice)}]"
+        component = f"{adjoint_element}.{target.attr}" if isinstance(target, ast.Attribute) \
+            else f"{adjoint_element}[{_index_arguments(self.rename(target.slice))}]"
+        value = self.rename(node.value)
+        if isinstance(node, ast.Assign):
+            return Piece((), self.accumulate(value, component)
+                         + [f"{component} = {ZERO}({component})"])
+        if isinstance(node.op, ast.Add):
+            return Piece((), self.accumulate(value, component))
+        if isinstance(node.op, ast.Sub):
+            return Piece((), self.accumulate(value, f"-{component}"))
+        raise self.error(f"`{ast.unparse(node)}`: only `=`, `+=` and `-=` of a component of an "
+                         f"array element are differentiated", node)
+
     def component_store_adjoint(self, node, target, previous, renamed):
         """The reverse of ``v.x = a`` / ``v[i] = a`` (and ``+=``, ``-=``) replayed as
         ``new = old; new.x = a``: the component's adjoint goes to ``a``, the others' (all
@@ -413,7 +447,7 @@ class AdjointSource:
             def component(of):
                 return f"{of}.{target.attr}"
         else:
-            index = self.text(target.slice)
+            index = _index_arguments(self.rename(target.slice))
 
             def component(of):
                 return f"{of}[{index}]"
@@ -653,6 +687,12 @@ def _index_arguments(index):
     if isinstance(index, ast.Tuple):
         return ", ".join(ast.unparse(e) for e in index.elts)
     return ast.unparse(index)
+
+
+def _has_slice(index):
+    """Whether the index *index* (an AST) has a slice in it (``1:``, ``:, 0``)."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return any(isinstance(part, ast.Slice) for part in parts)
 
 
 def _copy(node):
