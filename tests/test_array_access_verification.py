@@ -74,6 +74,26 @@ def through_function_parameter(a: sim.array(dtype=float), b: sim.array(dtype=flo
     b[i] = apply(load, a, i) + apply(load, b, i) * 0.0
 
 
+@sim.kernel
+def read_then_write(a: sim.array(dtype=float), b: sim.array(dtype=float)):
+    i = sim.tid()
+    b[i] = a[i] * a[i]
+    if a[i] > 0.0:
+        a[i] = 1.0
+
+
+@sim.kernel
+def in_place_after_read(x: sim.array(dtype=float)):
+    i = sim.tid()
+    x[i] = 1.0
+    a = x[i]
+    x[i] += a
+
+
+SAME_KERNEL = ("is being written to after it has been read from within the same kernel. "
+               "This may corrupt gradient computation in the backward pass.")
+
+
 @pytest.fixture
 def verify():
     saved = sim.config.verify_autograd_array_access
@@ -207,3 +227,19 @@ def test_read_mark_errors_and_weakness():
     key = id(a)
     del a
     assert key not in array_access._READ  # the registry does not keep arrays alive
+
+
+def test_write_after_read_inside_one_kernel_warns_once_naming_the_line(capsys):
+    assert array_access.access_modes(read_then_write) == ({"a"}, {"a", "b"})
+    err = capsys.readouterr().err
+    assert err.count(SAME_KERNEL) == 1
+    line = read_then_write.py_func.__code__.co_firstlineno + 5  # a[i] = 1.0
+    assert f"argument a in kernel read_then_write at {__file__}:{line} " in err
+    array_access.access_modes(read_then_write)  # analysed once
+    assert SAME_KERNEL not in capsys.readouterr().err
+    array_access.access_modes(in_place_after_read)  # x[i] += a after a = x[i]
+    assert capsys.readouterr().err.count(SAME_KERNEL) == 1
+    for kernel in (write_then_read, through_funcs):  # written, then read: no warning
+        kernel.__dict__.pop("_sim_array_access", None)  # analysed again here
+        array_access.access_modes(kernel)
+    assert SAME_KERNEL not in capsys.readouterr().err

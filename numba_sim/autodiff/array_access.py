@@ -19,7 +19,9 @@ code generator records it: ``x[i]`` loaded reads ``x``; ``x[i] = v``, ``x[i] += 
 Warp's atomic add); an array passed to a ``@sim.func`` is read / written as the func's
 parameter is (through nested funcs, and through a func passed for a ``sim.Function``
 parameter).  An array bound to a local name (``row = x[i]`` of a
-2-D ``x``, ``y = x``) is not followed.
+2-D ``x``, ``y = x``) is not followed.  A kernel that writes an array parameter after
+reading it gets Warp's other warning ("... is being written to after it has been read
+from within the same kernel ..."), once, when its access is first analysed.
 """
 
 import ast
@@ -111,11 +113,18 @@ def _store_chain(target):
     return None, ()
 
 
-def _modes_of(function, names, visiting, bindings=None):
-    """(read names, written names) among *names* (parameters of the parsed *function*);
-    *bindings*: its ``sim.Function`` parameters -> the funcs passed for them."""
+def _walk(roots):
+    for root in roots:
+        yield from ast.walk(root)
+
+
+def _modes_of(function, names, visiting, bindings=None, roots=None):
+    """(read names, written names) among *names* (parameters of the parsed *function*) in
+    *roots* (its nodes; all of it by default); *bindings*: its ``sim.Function`` parameters
+    -> the funcs passed for them."""
     read, written, stores = set(), set(), set()
-    for node in ast.walk(function.definition):
+    roots = [function.definition] if roots is None else roots
+    for node in _walk(roots):
         targets = (node.targets if isinstance(node, ast.Assign)
                    else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign))
                    else [])
@@ -125,7 +134,7 @@ def _modes_of(function, names, visiting, bindings=None):
                 if base in names:
                     written.add(base)
                     stores.update(id(n) for n in chain)
-    for node in ast.walk(function.definition):
+    for node in _walk(roots):
         if isinstance(node, ast.Subscript) and id(node) not in stores \
                 and isinstance(node.value, ast.Name) and node.value.id in names:
             read.add(node.value.id)
@@ -182,6 +191,35 @@ def _func_modes(func, visiting, bindings):
     return cached
 
 
+def _statements_in_order(statements):
+    """The simple statements and the tests of compound ones, in the order they run first."""
+    for statement in statements:
+        if isinstance(statement, (ast.If, ast.While)):
+            yield statement.test
+        elif isinstance(statement, ast.For):
+            yield statement.iter
+        elif not isinstance(statement, (ast.With, ast.Try)):
+            yield statement
+            continue
+        yield from _statements_in_order(statement.body)
+        yield from _statements_in_order(getattr(statement, "orelse", []))
+
+
+def _warn_read_then_written(kernel, function, names):
+    """Warp's warning (its code generator's) for an array parameter *kernel* writes after
+    reading it (a statement's values are read before its targets are written)."""
+    read_so_far = set()
+    for statement in _statements_in_order(function.definition.body):
+        read, written = _modes_of(function, names, frozenset(), roots=[statement])
+        for name in sorted(written & (read_so_far | read)):
+            print(f"Warp UserWarning: Array passed to argument {name} in kernel "
+                  f"{kernel.py_func.__name__} at {kernel.py_func.__code__.co_filename}:"
+                  f"{statement.lineno} is being written to after it has been read from within "
+                  f"the same kernel. This may corrupt gradient computation in the backward "
+                  f"pass.", file=sys.stderr)
+        read_so_far |= read
+
+
 def access_modes(kernel):
     """(names of the array parameters *kernel* reads, names of those it writes)."""
     cached = kernel.__dict__.get("_sim_array_access")
@@ -189,6 +227,8 @@ def access_modes(kernel):
         function = _Function(kernel.py_func, kernel.code_transformers)
         names = {p.name for p in kernel.parameters if p.array is not None}
         read, written = _modes_of(function, names, frozenset())
+        if read & written:  # once per kernel, as Warp's warning when it builds the kernel
+            _warn_read_then_written(kernel, function, names)
         cached = kernel._sim_array_access = (frozenset(read), frozenset(written))
     return cached
 
