@@ -108,8 +108,8 @@ class Flattener:
         """Whether *node* calls a builtin whose keywords are compile-time constants
         (``sim.vector(s, length=3)``, ``sim.types.matrix(..., shape=(2, 2))``): its values
         are flattened, its keywords kept (the adjoint reads them off the result's type)."""
-        from numba_sim.autodiff.op_derived import KEYWORD_FORM, factory_as_builtin  # light
-
+        # import cycle: op_derived imports numba_sim, which imports this module
+        from numba_sim.autodiff.op_derived import KEYWORD_FORM, factory_as_builtin
 
         return hasattr(factory_as_builtin(self.resolve(node.func)), KEYWORD_FORM)
 
