@@ -194,14 +194,20 @@ def test_stepping_under_a_tape_into_a_used_state_is_a_value_error(taped):
         solver.step(s1, s0, None, None, DT)
 
 
-def test_rigid_bodies_under_a_tape_are_refused_by_name():
+def test_rigid_bodies_under_a_tape_keep_the_fresh_state_rule():
+    """Bodies step under a tape (tests/test_physics_rigid_autodiff.py); stepping them back
+    into a state a recorded step used is the same ValueError as for particles."""
     b = physics.ModelBuilder()
-    b.add_body(mass=1.0)
+    b.add_body(mass=1.0, inertia=(0.1, 0.1, 0.1))
     model = b.finalize()
+    solver = physics.SolverSemiImplicit(model)
+    s0, s1 = model.state(), model.state()
     with sim.Tape():
-        with pytest.raises(ValueError, match=r"SolverSemiImplicit.step: the model has 1 rigid "
-                                             r"bodies"):
-            physics.SolverSemiImplicit(model).step(model.state(), model.state(), None, None, DT)
+        solver.step(s0, s1, None, None, DT)
+        with pytest.raises(ValueError, match=r"SolverSemiImplicit.step: state_out was already "
+                                             r"read or written by a step recorded"):
+            solver.step(s1, s0, None, None, DT)
+    np.testing.assert_allclose(s1.body_qd[0, :3], model.gravity * DT, rtol=1e-6)
 
 
 def test_flat_cloth_in_contact_gradient_matches_central_differences(taped):

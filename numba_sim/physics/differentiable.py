@@ -12,7 +12,8 @@ an earlier recorded launch reads.  This module holds what the solvers need for t
   a clear error under a tape instead of recording launches whose adjoints would replay
   the final values;
 * ``copy_kernel``: a recorded copy (its adjoint is generated), so that forces can be
-  accumulated into a fresh array without touching ``state.particle_f``.
+  accumulated into a fresh array without touching ``state.particle_f`` (and
+  ``copy_spatial_kernel`` the same for ``state.body_f``).
 """
 
 import contextlib
@@ -104,5 +105,12 @@ def refuse(solver):
 
 @sim.kernel
 def copy_kernel(src: sim.array(dtype=sim.vec3), dst: sim.array(dtype=sim.vec3)):
+    i = sim.tid()
+    dst[i] = src[i]
+
+
+@sim.kernel
+def copy_spatial_kernel(src: sim.array(dtype=sim.spatial_vector),
+                        dst: sim.array(dtype=sim.spatial_vector)):
     i = sim.tid()
     dst[i] = src[i]

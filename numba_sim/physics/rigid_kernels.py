@@ -106,9 +106,9 @@ def rigid_contact_force_kernel(
             if vt_len > 0.0:
                 f = f - vt * (sim.min(kf * vt_len, mu * fn) / vt_len)
             if b0 >= 0:
-                sim.atomic_add(body_contact_f, b0, sim.spatial_vector(f, sim.cross(r0, f)))
+                body_contact_f[b0] += sim.spatial_vector(f, sim.cross(r0, f))
             if b1 >= 0:
-                sim.atomic_add(body_contact_f, b1, sim.spatial_vector(-f, -sim.cross(r1, f)))
+                body_contact_f[b1] += sim.spatial_vector(-f, -sim.cross(r1, f))
 
 
 ANGULAR_ATTACH_DAMPING_SCALE = 0.01
@@ -318,9 +318,9 @@ def joint_force_kernel(
                             target_ke[a + k], target_kd[a + k], limit_lower[a + k],
                             limit_upper[a + k], limit_ke[a + k], limit_kd[a + k])
                     t = t + sim.inverse(sim.transpose(C)) * tau
-        sim.atomic_add(body_force, child, sim.spatial_vector(f, t + sim.cross(r_c, f)))
+        body_force[child] += sim.spatial_vector(f, t + sim.cross(r_c, f))
         if parent >= 0:
-            sim.atomic_add(body_force, parent, sim.spatial_vector(-f, -t - sim.cross(r_p, f)))
+            body_force[parent] += sim.spatial_vector(-f, -t - sim.cross(r_p, f))
 
 
 @sim.kernel

@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 import numba_sim as sim
-from numba_sim.physics import rigid_kernels, xpbd_rigid_substep
+from numba_sim.physics import differentiable, rigid_kernels, xpbd_rigid_substep
 from numba_sim.physics.kernels import make_struct
 from numba_sim.physics.model import Contacts
 from numba_sim.physics.rigid_contacts import rigid_contact_arrays
@@ -49,11 +49,23 @@ def step_semi_implicit(solver, state_in, state_out, control, contacts, dt):
     xp = m._xp
     contact_f = _scratch(solver, "contact_f",
                          lambda: xp.zeros((m.body_count, 6), dtype=np.float32))
+    body_f = acc = state_in.body_f
+    if differentiable.taping():
+        # fresh arrays, never one an earlier recorded launch reads: contact and joint forces
+        # accumulate into a recorded copy of body_f (never into it), and the integration's
+        # accumulator (which it reads, then clears) is fresh zeros nothing else writes, so
+        # that what its adjoint replays is what it read (docs/autodiff.md)
+        body_f = acc = xp.empty_like(state_in.body_f)
+        solver._launch(differentiable.copy_spatial_kernel, m.body_count,
+                       [state_in.body_f, acc])
+        contact_f = xp.zeros_like(contact_f)
+    else:
+        acc = contact_f
     if contacts.rigid_contact_max:
         solver._launch(rigid_kernels.rigid_contact_force_kernel, contacts.rigid_contact_max, [
             state_in.body_q, state_in.body_qd, m.body_com, m.shape_body, m.shape_material_ke,
             m.shape_material_kd, m.shape_material_kf, m.shape_material_mu,
-            *rigid_contact_arrays(contacts), contact_f])
+            *rigid_contact_arrays(contacts), acc])
     if m.joint_count:
         target_q, target_qd, joint_f = joint_inputs(solver, control)
         solver._launch(rigid_kernels.joint_force_kernel, m.joint_count, [
@@ -61,9 +73,9 @@ def step_semi_implicit(solver, state_in, state_out, control, contacts, dt):
             m.joint_child, m.joint_X_p, m.joint_X_c, m.joint_axis, m.joint_qd_start,
             m.joint_linear_dofs, target_q, target_qd, joint_f, m.joint_target_ke, m.joint_target_kd, m.joint_limit_lower,
             m.joint_limit_upper, m.joint_limit_ke, m.joint_limit_kd, m.joint_attach_ke,
-            m.joint_attach_kd, contact_f])
+            m.joint_attach_kd, acc])
     solver._launch(rigid_kernels.integrate_bodies_kernel, m.body_count, [
-        state_in.body_q, state_in.body_qd, state_in.body_f, contact_f, m.body_com,
+        state_in.body_q, state_in.body_qd, body_f, contact_f, m.body_com,
         m.body_inv_mass, m.body_inertia, m.body_inv_inertia, solver._gravity(),
         solver.angular_damping, dt, state_out.body_q, state_out.body_qd])
     if not solver._cpu:

@@ -185,13 +185,16 @@ class SolverSemiImplicit(SubstepLaunches):
 
     def _check_tape(self, call, state_in, state_out, control, contacts):
         """Under a recording tape: a fresh *state_out* (differentiable.claim), and what is
-        not differentiated yet refused by name."""
+        not differentiated yet refused by name (rigid bodies of SolverXPBD, which calls
+        this too; particle-particle contacts)."""
         m = self.model
-        if m.body_count:
+        if m.body_count and not isinstance(self, SolverSemiImplicit):
             raise ValueError(
-                f"{call}: the model has {m.body_count} rigid bodies; stepping bodies and joints "
-                "under a sim.Tape is not supported yet (particles, springs, triangles, "
-                "bending edges, tetrahedra and particle-shape contacts are)")
+                f"{call}: the model has {m.body_count} rigid bodies; its rigid substep "
+                "(xpbd_rigid_substep_kernel) updates the bodies' poses, its scratch and the "
+                "contacts' multipliers in place over its iterations, which a sim.Tape's "
+                "backward would replay with their final values; step bodies under a tape "
+                "with physics.SolverSemiImplicit (docs/autodiff.md)")
         if self._particle_contacts():
             raise ValueError(
                 f"{call}: particle-particle contacts rebuild one HashGrid every substep, which "
