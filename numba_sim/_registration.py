@@ -7,7 +7,7 @@ it) must be complete before its typing and lowering are registered, so that happ
 :func:`register`, which ``numba_sim/__init__.py`` calls last.
 """
 
-from numba_sim import _cuda_hook, numba_inlining, registry
+from numba_sim import _cuda_hook, registry
 from numba_sim import builtins, debug_checks, operators  # noqa: F401 (operation table entries)
 # value types, views, structs and the kernel language's operators
 from numba_sim.lowering import arrays, kernel_ops, structs  # noqa: F401
@@ -31,4 +31,3 @@ def register():
     operations_lowering.register_operations()
     registry.install()
     _cuda_hook.install()
-    numba_inlining.install()
