@@ -15,6 +15,8 @@ loops ``while hash_grid_query_next(q, j):`` become ``for j in q:``.
 import ast
 import itertools
 
+from numba_sim.builtins.forms import KEYWORD_FORM
+from numba_sim.typing.value_access import factory_as_builtin
 
 _QUERY_NEXT = ("hash_grid_query_next", "bvh_query_next", "mesh_query_aabb_next",
                "mesh_query_point_next")
@@ -108,9 +110,6 @@ class Flattener:
         """Whether *node* calls a builtin whose keywords are compile-time constants
         (``sim.vector(s, length=3)``, ``sim.types.matrix(..., shape=(2, 2))``): its values
         are flattened, its keywords kept (the adjoint reads them off the result's type)."""
-        # import cycle: op_derived imports numba_sim, which imports this module
-        from numba_sim.autodiff.op_derived import KEYWORD_FORM, factory_as_builtin
-
         return hasattr(factory_as_builtin(self.resolve(node.func)), KEYWORD_FORM)
 
     def _flattens_call(self, node):

@@ -11,7 +11,6 @@ adjoints here, written as the scatter they are.
 
 import operator
 import re
-import sys
 import threading
 
 import numpy as np
@@ -31,10 +30,9 @@ from numba_sim.lowering.symbolic import Sym
 from numba_sim.operations import (
     OPERATIONS, Variant, _python_type, _to_components, define, from_components,
 )
-from numba_sim import types as value_table
 from numba_sim.types import attribute_slice
 from numba_sim.typing import operations as operations_typing
-from numba_sim.typing.value_access import TYPE_FACTORIES, attribute_type, index_result
+from numba_sim.typing.value_access import attribute_type, factory_as_builtin, index_result
 from numba_sim.typing.value_types import ValueType
 
 ADJOINT_OF = "__sim_adjoint_of__"
@@ -71,15 +69,6 @@ def adjoint_attribute(name):
         if fn is None:
             fn = _adjoints[("attribute", name)] = _define_attribute(name)
     return fn
-
-
-def factory_as_builtin(key):
-    """A type factory called in a kernel (``sim.types.matrix(x, shape=(2, 2))``) is the
-    builtin of its name (numba_sim/typing/value_access.py), and so is its adjoint."""
-    for name in TYPE_FACTORIES:
-        if key is getattr(value_table, name):
-            return getattr(sys.modules["numba_sim"], name)
-    return key
 
 
 # --------------------------------------------------------------------------

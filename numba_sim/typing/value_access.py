@@ -6,6 +6,7 @@ type factories ``sim.types.vector`` / ``matrix`` / ``transformation`` called in 
 code, where Warp makes them its anonymous constructors."""
 
 import operator
+import sys
 
 import numpy as np
 from numba.core import types
@@ -141,6 +142,15 @@ TYPE_FACTORIES = ("vector", "matrix", "quaternion", "transformation")
 """The type factories of numba_sim.types that, called in a kernel, are the builtin of the
 same name (Warp's rule: ``wp.types.vector(1.0, 2.0)`` in a kernel is ``wp.vector(1.0, 2.0)``,
 a vec2f)."""
+
+
+def factory_as_builtin(key):
+    """A type factory called in a kernel (``sim.types.matrix(x, shape=(2, 2))``) is the
+    builtin of its name (the typing below), and so is its adjoint (numba_sim.autodiff)."""
+    for name in TYPE_FACTORIES:
+        if key is getattr(value_table, name):
+            return getattr(sys.modules["numba_sim"], name)
+    return key
 
 
 def type_factories_as_builtins(builtins):
