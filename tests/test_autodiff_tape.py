@@ -304,6 +304,29 @@ def test_an_array_overwritten_before_backward_is_caught_in_checked_tapes():
     np.testing.assert_allclose(sim.grad(x), 2 * x)
 
 
+@sim.kernel
+def sum_into(x: A, total: A):
+    sim.atomic_add(total, 0, x[sim.tid()])
+
+
+def test_an_array_only_accumulated_into_is_not_checked():
+    """An atomic or ``+=`` into an array writes it and does not read it (Warp's rule): the
+    launches after the first change it, and its adjoint needs none of its values."""
+    x = sim.from_numpy(np.array([1.0, 2.0, 4.0]), dtype=f64, requires_grad=True)
+    total = sim.zeros(1, dtype=f64, requires_grad=True)
+    tape = sim.Tape(check_inputs=True)
+    with tape:
+        sim.launch(sum_into, 3, inputs=[x, total])
+        sim.launch(sum_into, 3, inputs=[x, total])
+    assert total[0] == 14.0
+    tape.backward(grads=[(total, np.ones(1))])
+    np.testing.assert_allclose(sim.grad(x), [2.0, 2.0, 2.0])
+    x[1] = 3.0  # x is read: still checked
+    tape.zero()
+    with pytest.raises(RuntimeError, match=r"parameter 'x' of kernel .*sum_into.* changed"):
+        tape.backward(grads=[(total, np.ones(1))])
+
+
 def test_an_in_place_update_is_caught_in_debug_mode(monkeypatch):
     monkeypatch.setattr(sim.config, "mode", "debug")
     x = sim.from_numpy(np.array([1.0, 2.0]), dtype=f64, requires_grad=True)

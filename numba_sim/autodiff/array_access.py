@@ -220,17 +220,27 @@ def _warn_read_then_written(kernel, function, names):
         read_so_far |= read
 
 
-def access_modes(kernel):
-    """(names of the array parameters *kernel* reads, names of those it writes)."""
-    cached = kernel.__dict__.get("_sim_array_access")
+def array_modes(kernel):
+    """(names of the array parameters *kernel* reads, names of those it writes), by Warp's
+    rules (a store, ``+=`` or atomic writes and does not read); cached on the kernel."""
+    cached = kernel.__dict__.get("_sim_array_modes")
     if cached is None:
         function = _Function(kernel.py_func, kernel.code_transformers)
         names = {p.name for p in kernel.parameters if p.array is not None}
         read, written = _modes_of(function, names, frozenset())
-        if read & written:  # once per kernel, as Warp's warning when it builds the kernel
-            _warn_read_then_written(kernel, function, names)
-        cached = kernel._sim_array_access = (frozenset(read), frozenset(written))
-    return cached
+        cached = kernel._sim_array_modes = (frozenset(read), frozenset(written), function, names)
+    return cached[:2]
+
+
+def access_modes(kernel):
+    """:func:`array_modes`, with Warp's warning, once per kernel (as Warp's code generator
+    gives it when it builds the kernel), for an array it writes after reading it."""
+    read, written = array_modes(kernel)
+    if read & written and not kernel.__dict__.get("_sim_read_then_written_warned"):
+        kernel._sim_read_then_written_warned = True
+        _, _, function, names = kernel._sim_array_modes
+        _warn_read_then_written(kernel, function, names)
+    return read, written
 
 
 def check_launch(kernel, args):

@@ -6,37 +6,17 @@ kernel updated it in place), the gradient is silently wrong.  With checks on, th
 a checksum of each such array taken before the launch ran, and ``backward`` compares.
 """
 
-import ast
 import hashlib
 
 import numpy as np
 
 from numba_sim import arrays
-from numba_sim.autodiff.adjoint_kernel import _Function
+from numba_sim.autodiff.array_access import array_modes
 
 
 def _digest(array):
     host = arrays.to_numpy(array) if arrays.device_of(array) == "cuda" else array
     return hashlib.blake2b(np.ascontiguousarray(host).view(np.uint8).data, digest_size=16).digest()
-
-
-def read_parameters(kernel):
-    """The names of *kernel*'s array parameters it reads (``x[...]`` loads, in the kernel
-    or passed on to a func)."""
-    cached = kernel.__dict__.get("_read_parameters")
-    if cached is None:
-        function = _Function(kernel.py_func, kernel.code_transformers)
-        names = {p.name for p in kernel.parameters if p.array is not None}
-        read = set()
-        for node in ast.walk(function.definition):
-            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
-                    and isinstance(node.ctx, ast.Load) and node.value.id in names:
-                read.add(node.value.id)
-            elif isinstance(node, ast.Call):
-                read.update(a.id for a in node.args
-                            if isinstance(a, ast.Name) and a.id in names)
-        cached = kernel._read_parameters = frozenset(read)
-    return cached
 
 
 class InputChecksums:
@@ -49,7 +29,7 @@ class InputChecksums:
 
     @classmethod
     def of_launch(cls, kernel, args):
-        read = read_parameters(kernel)
+        read = array_modes(kernel)[0]
         items = [(p.name, a, _digest(a)) for p, a in zip(kernel.parameters, args)
                  if p.name in read and arrays.device_of(a) is not None]
         return cls(kernel, items)
