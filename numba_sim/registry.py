@@ -16,7 +16,7 @@ from numba.core import imputils
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.typing import templates
 
-from numba_sim import ir_rewrites
+from numba_sim import compile_time, ir_rewrites
 
 typing_registry = templates.Registry()
 lowering_registry = imputils.Registry("numba_sim")
@@ -69,11 +69,13 @@ def install_cuda():
     with _install_lock:
         _cuda_installed = True
     ir_rewrites.register_cuda()
+    compile_time.install_cuda()
     install()
 
 
 def install():
     """Load new typing and lowering declarations into the CPU (and CUDA) targets."""
+    compile_time.install()
     with _install_lock, global_compiler_lock:
         for target in _targets():
             target.typing_context.install_registry(typing_registry)

@@ -12,7 +12,8 @@
   (``known_failures.json``, with their causes; the table of docs/warp-compatibility.md) are
   expected to fail here (``xfail``, not strict), so that the normal suite is red only for
   a regression: a case that passed and fails now.  A known failure that passes shows as
-  XPASS; rerun ``--report`` to record the progress.  ``--report`` itself runs the suite with
+  XPASS; rerun ``--report`` to record the progress.  Their tracebacks are formatted as
+  Python prints them (``_native_repr_failure``).  ``--report`` itself runs the suite with
   ``WARP_SUITE_TRUE_OUTCOMES=1``, which turns this off.
 """
 
@@ -43,6 +44,14 @@ def pytest_collection_modifyitems(config, items):
         if cause is not None:
             item.add_marker(pytest.mark.xfail(
                 reason=f"known failure (docs/warp-compatibility.md): {cause}", strict=False))
+            item.repr_failure = _native_repr_failure
+
+
+def _native_repr_failure(excinfo):
+    """A known failure's traceback, as Python prints it.  pytest's own style reparses the
+    whole source file of every frame (``getstatementrange_ast``): for the 3,500-line ported
+    files that cost seconds per expected failure, for a report that ``-rx`` does not show."""
+    return excinfo.getrepr(style="native")
 
 
 def pytest_pycollect_makeitem(collector, name, obj):

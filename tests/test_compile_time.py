@@ -1,0 +1,175 @@
+"""numba_sim/compile_time.py: the paced collector and the inliner's block copy."""
+
+import copy
+import gc
+
+import numba
+import numpy as np
+from numba.core import inline_closurecall, ir
+from numba.core.compiler import run_frontend
+from numba.extending import intrinsic
+
+import numba_sim as sim
+from numba_sim import compile_time
+
+
+def _shape(value):
+    """A structural signature of *value* that also records which of its parts are one object."""
+    seen = {}
+
+    def walk(x):
+        if isinstance(x, (int, float, str, bool, type(None))):
+            return repr(x)
+        if id(x) in seen:
+            return f"<same as {seen[id(x)]}>"
+        seen[id(x)] = len(seen)
+        if isinstance(x, dict):
+            return "{" + ",".join(f"{walk(k)}:{walk(v)}" for k, v in x.items()) + "}"
+        if isinstance(x, (set, frozenset)):
+            return type(x).__name__ + str(sorted(map(repr, x)))
+        if isinstance(x, (list, tuple)):
+            return type(x).__name__ + "[" + ",".join(map(walk, x)) + "]"
+        if hasattr(x, "__dict__"):
+            return type(x).__name__ + "(" + ",".join(
+                f"{k}={walk(v)}" for k, v in x.__dict__.items()) + ")"
+        return type(x).__name__ + repr(x)
+
+    return walk(value)
+
+
+def _branchy(a, b):
+    total = 0.0
+    for i in range(a):
+        if i % 3 == 0:
+            total += b
+        elif i % 3 == 1:
+            total -= i
+        else:
+            total *= 0.5
+    return total
+
+
+def test_block_copies_are_the_objects_deepcopy_makes():
+    blocks = run_frontend(_branchy).blocks
+    assert len(blocks) > 4
+    for block in blocks.values():
+        fast, generic = compile_time.copy_block(block), copy.deepcopy(block)
+        assert _shape(fast) == _shape(generic) and fast == generic
+        # a scope of its own per block, whose variables are those its statements use
+        assert fast.scope is not block.scope
+        for var in (v for stmt in fast.body for v in stmt.list_vars()):
+            assert var.scope is fast.scope
+            assert fast.scope.localvars.get(var.name) is var
+        # and nothing of the original was changed or shared mutably
+        assert all(new is not old for new, old in zip(fast.body, block.body))
+
+
+def test_the_inliner_copies_blocks_through_copy_block_and_nothing_else():
+    sim.zeros(1)  # numba_sim installed
+    shim = inline_closurecall.copy
+    assert shim is not copy and shim.deepcopy is not copy.deepcopy
+    values = [1, [2, 3], {"a": (4,)}]
+    assert shim.deepcopy(values) == values and shim.deepcopy(values) is not values
+    assert shim.copy is copy.copy
+
+
+def test_numba_cudas_inliner_copies_its_own_blocks_the_same_way():
+    from numba.cuda.core import inline_closurecall as cuda_inliner
+    from numba.cuda.core import ir as cuda_ir
+
+    sim.zeros(1)
+    from numba_sim import registry
+
+    registry.install_cuda()
+    assert cuda_inliner.copy is inline_closurecall.copy
+    loc = cuda_ir.Loc("f.py", 1)
+    scope = cuda_ir.Scope(None, loc)
+    block = cuda_ir.Block(scope, loc)
+    a, b = scope.define("a", loc), scope.define("b", loc)
+    block.append(cuda_ir.Assign(a, b, loc))
+    fast, generic = cuda_inliner.copy.deepcopy(block), copy.deepcopy(block)
+    assert _shape(fast) == _shape(generic) and fast.scope is not scope
+    assert fast.body[0].value is fast.scope.localvars.get("a")
+
+
+def test_inlined_functions_compute_what_they_did():
+    @numba.njit(inline="always")
+    def inner(a, b):
+        return _branchy_jit(a, b) + 1.0
+
+    @numba.njit
+    def outer(a, b):
+        return inner(a, b) * 2.0
+
+    assert outer(10, 1.5) == (_branchy(10, 1.5) + 1.0) * 2.0
+
+
+_branchy_jit = numba.njit(_branchy)
+
+_thresholds_seen = []
+
+
+@intrinsic
+def _record_threshold(typingctx, x):
+    _thresholds_seen.append(gc.get_threshold())  # runs while the caller compiles
+    sig = x(x)
+
+    def codegen(context, builder, signature, args):
+        return args[0]
+
+    return sig, codegen
+
+
+def test_collection_is_paced_only_while_a_compile_runs():
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        _thresholds_seen.clear()
+
+        @numba.njit
+        def uses_intrinsic(x):
+            return _record_threshold(x) + 1
+
+        assert uses_intrinsic(np.int64(2)) == 3
+        assert _thresholds_seen and all(
+            t == (compile_time.COMPILE_THRESHOLD, 10, 10) for t in _thresholds_seen)
+        assert gc.get_threshold() == (700, 10, 10)
+
+        # a user who disabled automatic collection keeps it disabled, during and after
+        gc.set_threshold(0, 10, 10)
+        _thresholds_seen.clear()
+
+        @numba.njit
+        def uses_intrinsic_again(x):
+            return _record_threshold(x) + 2
+
+        assert uses_intrinsic_again(np.int64(2)) == 4
+        assert _thresholds_seen == [(0, 10, 10)] * len(_thresholds_seen)
+        assert gc.get_threshold() == (0, 10, 10)
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_a_threshold_the_user_sets_during_a_compile_is_kept():
+    before = gc.get_threshold()
+    pacing = compile_time.CompileGcPacing(threshold=50_000)
+    try:
+        gc.set_threshold(700, 10, 10)
+        pacing.start()
+        pacing.start()  # nested
+        assert gc.get_threshold() == (50_000, 10, 10)
+        pacing.end()
+        assert gc.get_threshold() == (50_000, 10, 10)
+        gc.set_threshold(1234, 5, 5)
+        pacing.end()
+        assert gc.get_threshold() == (1234, 5, 5)
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_inlining_counts_scope_copies_per_block():
+    """The copy keeps Numba's per-block scopes: each copied block has its own."""
+    blocks = run_frontend(_branchy).blocks
+    copies = [compile_time.copy_block(b) for b in blocks.values()]
+    assert len({id(c.scope) for c in copies}) == len(copies)
+    assert all(isinstance(c, ir.Block) for c in copies)
