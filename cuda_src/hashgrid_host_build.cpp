@@ -14,14 +14,21 @@
 //    and each chunk scatters its points there in index order;
 // 2. each bucket (a few hundred points of a big grid, in the L1 cache) is
 //    counting-sorted by the cell's low bits into its final place, in index
-//    order, and its cells' offsets are written on the way: the start of each
-//    cell's run (cell_offsets[num_cells] = n).
+//    order, in its own stretch of cell_offsets: the counts of its cells, an
+//    inclusive scan (SIMD: every cell of the grid passes through it, and in a
+//    sparse grid the cells outnumber the points) makes them the ends of the
+//    cells' runs, and a scatter from the last point to the first, decrementing,
+//    leaves the starts (cell_offsets[num_cells] = n).
 //
 // The sort is stable, so the points of a cell stay in index order whatever the
 // thread count (as Warp's radix sort). Step 1 splits the points into one chunk
 // per thread, step 2 the buckets (host_threads.h).
 #include <algorithm>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "hashgrid.h"
 #include "host_threads.h"
@@ -40,6 +47,27 @@ int bits_for(int64 count) {
     int bits = 0;
     while (bits < 31 && (int64(1) << bits) < count) ++bits;
     return bits;
+}
+
+// values[i] += offset + values[0] + ... + values[i - 1], in place (an inclusive scan).
+void inclusive_scan(int32* values, int64 count, int32 offset) {
+    int64 i = 0;
+#if defined(__SSE2__)
+    __m128i carry = _mm_set1_epi32(offset);
+    for (; i + 4 <= count; i += 4) {
+        __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(values + i));
+        x = _mm_add_epi32(x, _mm_slli_si128(x, 4));
+        x = _mm_add_epi32(x, _mm_slli_si128(x, 8));
+        x = _mm_add_epi32(x, carry);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(values + i), x);
+        carry = _mm_shuffle_epi32(x, _MM_SHUFFLE(3, 3, 3, 3));
+    }
+    offset = _mm_cvtsi128_si32(carry);
+#endif
+    for (; i < count; ++i) {
+        offset += values[i];
+        values[i] = offset;
+    }
 }
 
 }  // namespace
@@ -116,26 +144,19 @@ SIM_EXPORT int sim_hash_grid_build_host(void* grid, const float* points, int num
 
     const int64 min_buckets = std::max<int64>(1, kMinPointsPerThread >> low_bits);
     sim::parallel_chunks(buckets, max_threads, min_buckets, [&](int64 first, int64 stop) {
-        std::vector<int32> cursor(size_t(1) << low_bits);
-        const int32 low_mask = int32((int64(1) << low_bits) - 1);
         for (int64 b = first; b < stop; ++b) {
             const int64 begin = bucket_begin(b);
             const int64 end = bucket_end(b);
-            std::fill(cursor.begin(), cursor.end(), 0);
-            for (int64 k = begin; k < end; ++k) ++cursor[size_t(bucketed_cells[k] & low_mask)];
             const int64 first_cell = b << low_bits;
-            const int64 stop_cell = std::min(num_cells, (b + 1) << low_bits);
-            int32 at = int32(begin);
-            for (int64 cell = first_cell; cell < stop_cell; ++cell) {
-                int32& slot = cursor[size_t(cell - first_cell)];
-                const int32 count = slot;
-                cell_offsets[cell] = at;
-                slot = at;
-                at += count;
-            }
-            for (int64 k = begin; k < end; ++k) {
+            if (first_cell >= num_cells) break;  // the buckets past the last cell are empty
+            const int64 bucket_cells = std::min(num_cells, (b + 1) << low_bits) - first_cell;
+            int32* offsets = cell_offsets + first_cell;  // counts, then ends, then starts
+            std::fill(offsets, offsets + bucket_cells, 0);
+            for (int64 k = begin; k < end; ++k) ++offsets[bucketed_cells[k] - first_cell];
+            inclusive_scan(offsets, bucket_cells, int32(begin));
+            for (int64 k = end; k-- > begin;) {  // backwards: stable
                 const int32 cell = bucketed_cells[k];
-                const int32 to = cursor[size_t(cell & low_mask)]++;
+                const int32 to = --offsets[cell - first_cell];
                 cells[to] = cell;
                 point_ids[to] = bucketed_ids[k];
             }
