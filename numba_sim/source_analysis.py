@@ -9,12 +9,31 @@ with its closure variables over them.
 import ast
 import inspect
 import textwrap
+import weakref
 
 from numba_sim.kernel_language import function_namespace
 
 
+_TREES = weakref.WeakKeyDictionary()
+"""code object -> its function's ``ast.FunctionDef`` (or None): one reading of the source
+per function, however many checks and parameters ask (the source of a code object does not
+change; a redefined function is a new code object)."""
+
+
 def function_tree(fn):
-    """The ``ast.FunctionDef`` of *fn*, or None where its source cannot be read."""
+    """The ``ast.FunctionDef`` of *fn*, or None where its source cannot be read.  The tree
+    is shared by every caller: read it, do not change it."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return _parse(fn)
+    try:
+        return _TREES[code]
+    except KeyError:
+        tree = _TREES[code] = _parse(fn)
+        return tree
+
+
+def _parse(fn):
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):

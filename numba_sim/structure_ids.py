@@ -16,6 +16,7 @@ arrays (reading them would cost a copy) nor ids inside structs (docs/bad-input.m
 
 import ast
 import inspect
+import weakref
 
 import numpy as np
 
@@ -79,31 +80,30 @@ def _reaches_query(fn, name, seen):
     if key in seen:
         return set()
     seen.add(key)
-    tree = function_tree(fn)
-    if tree is None:
+    nodes = _assignments_and_calls(fn)
+    if nodes is None:
         return set()
+    assignments, calls = nodes
     namespace = function_namespace(fn)
     aliases = {name: False}  # variable -> whether it holds the parameter's elements
     changed = True
     while changed:  # aliases of aliases: m = ids; k = m[i]
         changed = False
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.targets[0], ast.Name):
-                source = _alias_source(node.value, aliases)
-                target = node.targets[0].id
-                if source is not None and target not in aliases:
+        for target, value in assignments:
+            if target not in aliases:
+                source = _alias_source(value, aliases)
+                if source is not None:
                     aliases[target] = source
                     changed = True
     reached = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        callee = resolve(node.func, namespace)
+    for node in calls:
+        callee = None
         for index, argument in enumerate(node.args):
             through_elements = _alias_source(argument, aliases)
             if through_elements is None:
                 continue
+            if callee is None:
+                callee = resolve(node.func, namespace)
             kind = _QUERY_MODULES.get(getattr(callee, "__module__", None))
             if kind is not None and index == 0 and not callee.__name__.endswith("_next"):
                 reached.add((kind, through_elements))
@@ -115,6 +115,32 @@ def _reaches_query(fn, name, seen):
                     reached |= {(kind, through_elements or inner) for kind, inner in
                                 _reaches_query(py_func, parameters[index], seen)}
     return reached
+
+
+_NODES = weakref.WeakKeyDictionary()
+"""code object -> ([(name, value) of each ``name = value``], [each call]) of its function."""
+
+
+def _assignments_and_calls(fn):
+    """The single-name assignments and the calls of *fn*'s source (None where it cannot be
+    read), collected once per function."""
+    code = getattr(fn, "__code__", None)
+    nodes = _NODES.get(code) if code is not None else None
+    if nodes is None:
+        tree = function_tree(fn)
+        if tree is None:
+            return None
+        assignments, calls = [], []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], ast.Name):
+                assignments.append((node.targets[0].id, node.value))
+            elif isinstance(node, ast.Call):
+                calls.append(node)
+        nodes = (assignments, calls)
+        if code is not None:
+            _NODES[code] = nodes
+    return nodes
 
 
 def _alias_source(node, aliases):
