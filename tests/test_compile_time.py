@@ -173,3 +173,64 @@ def test_inlining_counts_scope_copies_per_block():
     copies = [compile_time.copy_block(b) for b in blocks.values()]
     assert len({id(c.scope) for c in copies}) == len(copies)
     assert all(isinstance(c, ir.Block) for c in copies)
+
+
+def _dump(blocks):
+    lines = []
+    for label in sorted(blocks):
+        lines.append(f"label {label}:")
+        for stmt in blocks[label].body:
+            text = str(stmt)
+            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
+                    and stmt.value.op == "phi":
+                text += f" <- {[str(v) for v in stmt.value.incoming_values]}"
+                text += f" {stmt.value.incoming_blocks}"
+            lines.append("  " + text)
+    return "\n".join(lines)
+
+
+def _loops_and_breaks(a):
+    y = 0
+    for i in range(len(a)):
+        y = y + a[i]
+        if y > 5:
+            break
+        y = y * 2
+    else:
+        y = -1
+    return y
+
+
+@sim.kernel
+def _reassigning_kernel(a: sim.array(dtype=float), b: sim.array(dtype=float)):
+    i = sim.tid()
+    v = a[i]
+    acc = float(0.0)
+    for j in range(4):
+        if v > 0.0:
+            acc = acc + v * float(j)
+        else:
+            acc = acc - v
+        v = v * 0.5
+    b[i] = acc
+
+
+def test_ssa_reconstruction_gives_numbas_ir_exactly():
+    import importlib.util
+
+    from numba_sim.autodiff.adjoint_kernel import adjoint_kernel
+
+    spec = importlib.util.find_spec("numba.core.ssa")
+    numbas = importlib.util.module_from_spec(spec)  # Numba's own, not the installed one
+    spec.loader.exec_module(numbas)
+    functions = [_branchy, _loops_and_breaks, _reassigning_kernel.body_for("release"),
+                 adjoint_kernel(_reassigning_kernel).body_for("release")]
+    for fn in functions:
+        reference = numbas._run_ssa(run_frontend(fn).blocks)
+        ours = compile_time._ssa_runner(numbas)(run_frontend(fn).blocks)
+        assert _dump(ours) == _dump(reference), fn.__name__
+        assert any(isinstance(s, ir.Assign) and isinstance(s.value, ir.Expr)
+                   and s.value.op == "phi" for b in ours.values() for s in b.body)
+    from numba.core import ssa
+
+    assert getattr(ssa._run_ssa, "__numba_sim__", False)  # what Numba's compiles call

@@ -192,7 +192,12 @@ def fill_(a, value):
     """``a.fill_(value)``: a scalar, or a value such as ``sim.vec3(...)`` (recorded by a CPU
     capture)."""
     value = np.asarray(value)
-    _launch_capture.host_operation(lambda: a.__setitem__(Ellipsis, value))
+    if value.ndim == 0 and a.dtype.fields is None:
+        # ndarray.fill converts the scalar once; a[...] = value casts it for every element
+        # (a strided float32 view of 500M elements: 15 s against 1 s)
+        _launch_capture.host_operation(lambda: a.fill(value[()]))
+    else:
+        _launch_capture.host_operation(lambda: a.__setitem__(Ellipsis, value))
 
 
 def assign(a, src):
