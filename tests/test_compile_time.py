@@ -120,15 +120,17 @@ def _record_threshold(typingctx, x):
     return sig, codegen
 
 
-def _thresholds_during_a_compile(offset):
-    """The collector's thresholds seen while a fresh function compiled (and ran right)."""
+def _thresholds_during_a_compile(value):
+    """The collector's thresholds seen while a fresh function compiled (and ran right);
+    each call passes a *value* of a type not typed before (Numba caches an intrinsic's
+    typing per argument type)."""
     _thresholds_seen.clear()
 
     @numba.njit
     def uses_intrinsic(x):
-        return _record_threshold(x) + offset
+        return _record_threshold(x) + 1
 
-    assert uses_intrinsic(np.int64(2)) == 2 + offset
+    assert uses_intrinsic(value) == value + 1
     assert _thresholds_seen
     return set(_thresholds_seen)
 
@@ -137,11 +139,11 @@ def test_collection_is_paced_only_while_a_compile_runs():
     before = gc.get_threshold()
     try:
         gc.set_threshold(700, 10, 10)
-        assert _thresholds_during_a_compile(1) == {(compile_time.COMPILE_THRESHOLD, 10, 10)}
+        assert _thresholds_during_a_compile(np.int64(2)) == {(compile_time.COMPILE_THRESHOLD, 10, 10)}
         assert gc.get_threshold() == (700, 10, 10)
         # a user who disabled automatic collection keeps it disabled, during and after
         gc.set_threshold(0, 10, 10)
-        assert _thresholds_during_a_compile(2) == {(0, 10, 10)}
+        assert _thresholds_during_a_compile(np.float64(2.5)) == {(0, 10, 10)}
         assert gc.get_threshold() == (0, 10, 10)
     finally:
         gc.set_threshold(*before)
