@@ -1,4 +1,5 @@
-"""Three costs of Numba's compiler that grow faster than the code compiled, made linear.
+"""Costs of Numba's compiler that grow faster than the code compiled, made linear, and
+three of its generic helpers made cheap.
 
 Measured on the Warp suite's adjoint kernels (``python -m cProfile -m pytest -p no:xdist
 tests/warp_suite/test_mat.py -k "float32_cpu and (inverse or svd_float32)"``):
@@ -31,6 +32,22 @@ tests/warp_suite/test_mat.py -k "float32_cpu and (inverse or svd_float32)"``):
   the same steps in the same order on the blocks that mention the variable (an index made
   once: fixing one variable renames only it) and keeps the others as they are.
 
+Three helpers that every pass calls, given faster code with the same results:
+
+- **Listing an instruction's variables** (``Inst._rec_list_vars``, behind every
+  ``list_vars()``: use-def analysis, dead-code removal, SSA) walks the instruction's
+  attributes with an ``isinstance`` chain and a new list per level.  :func:`list_vars_of`
+  walks them in the same order into one list, classifying each attribute's type once.
+- **Comparing variables** (``Var.__eq__``, e.g. phi stripping's search for a variable's
+  last assignment, once per phi input and statement) builds two filtered copies of both
+  variables' attribute dicts; for a variable with only its usual attributes (scope, name,
+  location) that is a comparison of the names, which :func:`_var_eq` does directly.
+- **Finding the reference-counted parts of a value** (``NRTContext.get_meminfos``, at
+  every incref and decref the lowering emits) emits an ``extractvalue`` for every member
+  of every struct, also for a ``vec3`` or a ``mat33`` that holds no reference at all
+  (dead code for LLVM to delete).  It now returns at once for a type that holds none
+  (:func:`_holds_meminfo`, decided once per type).
+
 Numba's CPU dispatcher broadcasts a ``"numba:compile"`` event around each compile;
 numba-cuda's kernels broadcast none, only ``"numba-cuda:run_pass"`` around each compiler
 pass (from numba-cuda's own copy of the event module).  One :class:`CompileGcPacing` counts
@@ -45,6 +62,7 @@ import types
 from numba.core import event as numba_event
 from numba.core import inline_closurecall, ir
 from numba.core import ssa as numba_ssa
+from numba.core.runtime.context import NRTContext
 
 COMPILE_THRESHOLD = 100_000
 """The young generation's collection threshold while a Numba compile runs."""
@@ -220,6 +238,112 @@ def _use_run_ssa(ssa):
         ssa._run_ssa.__numba_sim__ = True
 
 
+def _list_vars_method(ir_module):
+    """``Inst._rec_list_vars`` for *ir_module* (Numba's IR or numba-cuda's): the variables in
+    a value, in the order of the original's recursion (variables, instructions' own
+    ``list_vars()``, lists and tuples, dicts' values; anything else holds none)."""
+    var_types = getattr(ir_module, "var_types", ir_module.Var)
+    inst_types = getattr(ir_module, "inst_types", ir_module.Inst)
+    kinds = {}
+
+    def kind_of(kind_type, value):
+        if isinstance(value, var_types):
+            kind = 0
+        elif isinstance(value, inst_types):
+            kind = 1
+        elif isinstance(value, (list, tuple)):
+            kind = 2
+        elif isinstance(value, dict):
+            kind = 3
+        else:
+            kind = 4
+        kinds[kind_type] = kind
+        return kind
+
+    def collect(value, out):
+        kind = kinds.get(type(value))
+        if kind is None:
+            kind = kind_of(type(value), value)
+        if kind == 0:
+            out.append(value)
+        elif kind == 1:
+            out.extend(value.list_vars())
+        elif kind == 2:
+            for item in value:
+                collect(item, out)
+        elif kind == 3:
+            for item in value.values():
+                collect(item, out)
+
+    def _rec_list_vars(self, value):
+        out = []
+        collect(value, out)
+        return out
+
+    _rec_list_vars.__numba_sim__ = True
+    return _rec_list_vars
+
+
+_VAR_FIELDS = frozenset(("scope", "name", "loc"))
+
+
+def _var_eq_method(generic_eq):
+    def _var_eq(self, other):
+        """``EqualityCheckMixin.__eq__`` (equal attributes but for scope and location):
+        for two variables of one type with only the usual attributes, equal names."""
+        if type(self) is type(other):
+            mine, theirs = self.__dict__, other.__dict__
+            if mine.keys() == _VAR_FIELDS and theirs.keys() == _VAR_FIELDS:
+                return mine["name"] == theirs["name"]
+        return generic_eq(self, other)
+
+    _var_eq.__numba_sim__ = True
+    _var_eq.__wrapped__ = generic_eq
+    return _var_eq
+
+
+def _use_fast_ir_helpers(ir_module):
+    original = ir_module.Inst._rec_list_vars
+    if not getattr(original, "__numba_sim__", False):
+        ir_module.Inst._rec_list_vars = _list_vars_method(ir_module)
+        ir_module.Inst._rec_list_vars.__wrapped__ = original
+    if not getattr(ir_module.Var.__eq__, "__numba_sim__", False):
+        ir_module.Var.__eq__ = _var_eq_method(ir_module.Var.__eq__)
+
+
+def _holds_meminfo(context, fe_type, _visiting=()):
+    """Whether a value of *fe_type* holds a reference-counted part: what
+    ``get_meminfos`` would find, decided from the data models once per type."""
+    manager = context.data_model_manager
+    cache = manager.__dict__.setdefault("_numba_sim_holds_meminfo", {})
+    held = cache.get(fe_type)
+    if held is None:
+        if fe_type in _visiting:  # a cycle only closes through a pointer: none found here
+            return False
+        model = manager[fe_type]
+        held = model.has_nrt_meminfo() or any(
+            _holds_meminfo(context, member, _visiting + (fe_type,))
+            for member, _ in model.traverse(None))
+        cache[fe_type] = held
+    return held
+
+
+def _use_meminfo_shortcut(nrt_context_class):
+    original = nrt_context_class.get_meminfos
+    if getattr(original, "__numba_sim__", False):
+        return
+
+    def get_meminfos(self, builder, ty, val):
+        """``NRTContext.get_meminfos``; no instructions for a value that holds none."""
+        if not _holds_meminfo(self._context, ty):
+            return []
+        return original(self, builder, ty, val)
+
+    get_meminfos.__numba_sim__ = True
+    get_meminfos.__wrapped__ = original
+    nrt_context_class.get_meminfos = get_meminfos
+
+
 PACING = CompileGcPacing()
 _installed = []
 
@@ -233,6 +357,8 @@ def install():
         _installed.append(numba_event)
         _use_copy_block(inline_closurecall, ir)
         _use_run_ssa(numba_ssa)
+        _use_fast_ir_helpers(ir)
+        _use_meminfo_shortcut(NRTContext)
 
 
 def install_cuda():
@@ -241,9 +367,12 @@ def install_cuda():
     from numba.cuda.core import inline_closurecall as cuda_inliner
     from numba.cuda.core import ir as cuda_ir
     from numba.cuda.core import ssa as cuda_ssa
+    from numba.cuda.memory_management.nrt_context import NRTContext as CudaNRTContext
 
     if cuda_event not in _installed:
         PACING.listen_to(cuda_event, "numba-cuda:run_pass")
         _installed.append(cuda_event)
         _use_copy_block(cuda_inliner, cuda_ir)
         _use_run_ssa(cuda_ssa)
+        _use_fast_ir_helpers(cuda_ir)
+        _use_meminfo_shortcut(CudaNRTContext)

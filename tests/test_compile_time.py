@@ -233,3 +233,79 @@ def test_ssa_reconstruction_gives_numbas_ir_exactly():
     from numba.core import ssa
 
     assert getattr(ssa._run_ssa, "__numba_sim__", False)  # what Numba's compiles call
+
+
+def _statements(fn):
+    return [stmt for block in run_frontend(fn).blocks.values() for stmt in block.body]
+
+
+def test_listing_variables_gives_numbas_lists(monkeypatch):
+    from numba_sim.autodiff.adjoint_kernel import adjoint_kernel
+
+    sim.zeros(1)
+    fast = ir.Inst._rec_list_vars
+    assert getattr(fast, "__numba_sim__", False)
+    functions = [_branchy, _loops_and_breaks, adjoint_kernel(_reassigning_kernel).body_for("release")]
+    statements = [stmt for fn in functions for stmt in _statements(fn)]
+    ours = [stmt.list_vars() for stmt in statements]
+    monkeypatch.setattr(ir.Inst, "_rec_list_vars", fast.__wrapped__)
+    numbas = [stmt.list_vars() for stmt in statements]
+    assert sum(map(len, numbas)) > 100
+    assert [list(map(id, v)) for v in ours] == [list(map(id, v)) for v in numbas]
+    # values the walk meets: nested lists, tuples and dicts, and things that hold no variable
+    loc = ir.Loc("f.py", 1)
+    scope = ir.Scope(None, loc)
+    a, b, c = (scope.define(name, loc) for name in "abc")
+    nested = ir.Expr.build_tuple([a, b], loc)
+    value = {"x": [a, (b, {"k": c})], "y": 3, "z": nested, "w": None}
+    monkeypatch.setattr(ir.Inst, "_rec_list_vars", fast)
+    assert fast(nested, value) == fast.__wrapped__(nested, value) == [a, b, c, a, b]
+
+
+def test_variables_compare_as_numba_compares_them():
+    sim.zeros(1)
+    generic = ir.Var.__eq__.__wrapped__
+    one, other = ir.Loc("f.py", 1), ir.Loc("g.py", 9)
+    s1, s2 = ir.Scope(None, one), ir.Scope(None, other)
+    pairs = [(ir.Var(s1, "a", one), ir.Var(s2, "a", other)),   # equal: scope and place ignored
+             (ir.Var(s1, "a", one), ir.Var(s1, "b", one)),     # different names
+             (ir.Var(s1, "a", one), ir.Const(1, one)),         # different types
+             (ir.Var(s1, "a", one), "a")]
+    tagged = ir.Var(s1, "a", one)
+    tagged.extra = 1  # an attribute of its own: compared as the generic mixin compares
+    pairs += [(tagged, ir.Var(s1, "a", one)), (tagged, tagged)]
+    results = [(x == y, generic(x, y)) for x, y in pairs]
+    assert [fast for fast, _ in results] == [slow for _, slow in results]
+    assert [fast for fast, _ in results] == [True, False, False, False, False, True]
+
+
+def test_values_without_references_get_no_meminfo_walk():
+    from llvmlite import ir as llvm_ir
+    from numba.core import types
+    from numba.core.registry import cpu_target
+    from numba.core.runtime.context import NRTContext
+
+    sim.zeros(1)
+    context = cpu_target.target_context
+    array = types.float32[:]
+    plain = [types.float32, numba.typeof(sim.vec3()), numba.typeof(sim.mat33()),
+             types.UniTuple(types.int64, 3)]
+    counted = [array, types.Tuple([types.float64, array, array]), types.Optional(array),
+               types.ListType(types.int64)]
+    assert [compile_time._holds_meminfo(context, t) for t in plain + counted] == \
+        [False] * len(plain) + [True] * len(counted)
+    assert getattr(NRTContext.get_meminfos, "__numba_sim__", False)
+    # what is found is what Numba's walk finds, and nothing is emitted for the rest
+    module = llvm_ir.Module()
+    function = llvm_ir.Function(module, llvm_ir.FunctionType(llvm_ir.VoidType(), []), "f")
+    builder = llvm_ir.IRBuilder(function.append_basic_block())
+    for fe_type in plain + counted:
+        value = llvm_ir.Constant(context.get_value_type(fe_type), llvm_ir.Undefined)
+        before = len(builder.block.instructions)
+        ours = context.nrt.get_meminfos(builder, fe_type, value)
+        emitted = len(builder.block.instructions) - before
+        numbas = NRTContext.get_meminfos.__wrapped__(context.nrt, builder, fe_type, value)
+        assert [t for t, _ in ours] == [t for t, _ in numbas]
+        assert (emitted == 0) == (fe_type in plain)
+    assert len(context.nrt.get_meminfos(builder, counted[1], llvm_ir.Constant(
+        context.get_value_type(counted[1]), llvm_ir.Undefined))) == 2
