@@ -200,12 +200,14 @@ def package_names(fn, definition):
     builtins define, but numba_sim does: ``vec3(...)``, ``expect_eq(...)`` written without
     the module, which Warp resolves in the ``warp`` module (``Adjoint.resolve_path``)."""
     package = sys.modules["numba_sim"]  # imported: it is this module's package
-    known = function_namespace(fn).keys() | vars(builtins).keys() | _local_names(definition) \
-        | _module_level_names(fn.__code__.co_filename)
     read = {node.id for node in ast.walk(definition)
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
-    return {name: getattr(package, name) for name in sorted(read - known)
-            if not name.startswith("_") and hasattr(package, name)}
+    known = function_namespace(fn).keys() | vars(builtins).keys() | _local_names(definition)
+    names = {name for name in read - known
+             if not name.startswith("_") and hasattr(package, name)}
+    if names:  # (the module's source is parsed only for a kernel that may need it)
+        names -= _module_level_names(fn.__code__.co_filename)
+    return {name: getattr(package, name) for name in sorted(names)}
 
 
 _MODULE_NAMES = {}
