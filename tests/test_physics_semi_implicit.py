@@ -24,7 +24,7 @@ import pytest
 
 import numba_sim as sim
 from numba_sim import physics
-from numba_sim.physics import collide, forces, kernels
+from numba_sim.physics import batched, collide, forces, kernels
 from numba_sim.physics.slots import ElementSlots
 from ptx_checks import assert_float32_only
 
@@ -575,3 +575,51 @@ def test_inline_acos_is_within_two_ulp_of_the_exact_value():
     ulp = np.spacing(exact.astype(np.float32)).astype(np.float64)
     assert (np.abs(out - exact) / ulp).max() < 2.0
     assert out[np.argmax(x)] == 0.0 and out[np.argmin(x)] == np.float32(np.pi)
+
+
+@sim.kernel
+def _triangles_one_loop(q: sim.array(dtype=sim.vec3), qd: sim.array(dtype=sim.vec3),
+                        indices: sim.array(dtype=sim.int32, ndim=2),
+                        poses: sim.array(dtype=sim.mat22), act: sim.array(dtype=float),
+                        materials: sim.array(dtype=float, ndim=2), f: sim.array(dtype=sim.vec3)):
+    for t in range(indices.shape[0]):
+        i = indices[t, 0]
+        j = indices[t, 1]
+        k = indices[t, 2]
+        f0, f1, f2 = forces.triangle_force(q[i], q[j], q[k], qd[i], qd[j], qd[k], poses[t], act[t],
+                                           materials[t, 0], materials[t, 1], materials[t, 2],
+                                           materials[t, 3], materials[t, 4])
+        f[i] = f[i] + f0
+        f[j] = f[j] + f1
+        f[k] = f[k] + f2
+
+
+@sim.kernel
+def _triangles_batched(q: sim.array(dtype=sim.vec3), qd: sim.array(dtype=sim.vec3),
+                       indices: sim.array(dtype=sim.int32, ndim=2),
+                       poses: sim.array(dtype=sim.mat22), act: sim.array(dtype=float),
+                       materials: sim.array(dtype=float, ndim=2), s: batched.Scratch,
+                       f: sim.array(dtype=sim.vec3)):
+    batched.triangle_forces(q, qd, indices, poses, act, materials, s, f)
+
+
+@pytest.mark.parametrize("aerodynamic", [False, True])
+def test_batched_triangles_are_the_one_loop_bits(aerodynamic):
+    """The fused substep's triangles (gathered, the membrane forces in a vectorized loop,
+    scattered in triangle order: physics/batched.py) give exactly the forces of one loop
+    over ``forces.triangle_force``; with drag or lift, its scalar loop does."""
+    b = physics.ModelBuilder(up_axis="y", gravity=-G)
+    b.add_cloth_grid((0, 1, 0), (math.sqrt(0.5), 0, 0, math.sqrt(0.5)), (0, 0, 0), 7, 5, 0.1,
+                     0.1, mass=0.1, tri_ke=1e3, tri_ka=1e3, tri_kd=1.0,
+                     tri_drag=0.5 if aerodynamic else 0.0, tri_lift=0.3 if aerodynamic else 0.0)
+    model = b.finalize()
+    rng = np.random.default_rng(3)
+    q = (model.particle_q + rng.normal(scale=0.02, size=model.particle_q.shape)).astype(np.float32)
+    qd = rng.normal(size=q.shape).astype(np.float32)
+    act = rng.uniform(-0.1, 0.1, model.tri_count).astype(np.float32)
+    args = [q, qd, model.tri_indices, model.tri_poses, act, model.tri_materials]
+    expected, ours = np.zeros_like(q), np.zeros_like(q)
+    sim.launch(_triangles_one_loop, 1, args + [expected])
+    sim.launch(_triangles_batched, 1, args + [batched.make_scratch(model, ("tri",)), ours])
+    assert np.abs(expected).max() > 1.0
+    np.testing.assert_array_equal(ours, expected)

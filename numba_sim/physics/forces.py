@@ -92,17 +92,38 @@ def spring_force(xi: sim.vec3, xj: sim.vec3, vi: sim.vec3, vj: sim.vec3, rest: f
 def triangle_force(x0: sim.vec3, x1: sim.vec3, x2: sim.vec3, v0: sim.vec3, v1: sim.vec3,
                    v2: sim.vec3, dm: sim.mat22, act: float, k_mu: float, k_lambda: float,
                    k_damp: float, k_drag: float, k_lift: float):
-    """The forces of a membrane triangle on its three particles.
+    """The forces of a membrane triangle on its three particles: its membrane forces
+    (:func:`membrane_force`), then warp.sim's aerodynamic drag and lift."""
+    fq, fr, n, area = membrane_force(x1 - x0, x2 - x0, v1 - v0, v2 - v0, dm, act, k_mu,
+                                     k_lambda, k_damp)
+    fp = fq + fr
+    if k_drag != 0.0 or k_lift != 0.0:
+        vmid = (v0 + v1 + v2) * (1.0 / 3.0)
+        speed = sim.length(vmid)
+        if speed > 0.0:
+            vdir = vmid / speed
+            f_drag = vmid * (k_drag * area * sim.abs(sim.dot(n, vmid)))
+            f_lift = n * (k_lift * area * (HALF_PI - acos(sim.clamp(sim.dot(n, vdir),
+                                                                  -1.0, 1.0)))) \
+                * sim.dot(vmid, vmid)
+            fp = fp - f_drag - f_lift
+            fq = fq + f_drag + f_lift
+            fr = fr + f_drag + f_lift
+    return fp, -fq, -fr
+
+
+@sim.func(inline=True)
+def membrane_force(x10: sim.vec3, x20: sim.vec3, v10: sim.vec3, v20: sim.vec3, dm: sim.mat22,
+                   act: float, k_mu: float, k_lambda: float, k_damp: float):
+    """(fq, fr, n, area): a triangle's shear, damping and area forces, from its edges
+    ``x1 - x0``, ``x2 - x0`` and their rates; the forces on x1 and x2 are ``-fq`` and
+    ``-fr``, on x0 ``fq + fr``; ``n`` is the unit normal (zero if degenerate).
 
     warp.sim's ``eval_triangles`` with its products regrouped (the same values up to
     float32 rounding, about half the multiplies): its shear and damping force
     ``(k_mu F + k_damp dF/dt) Dm^T`` with ``F = Xs Dm`` is ``(k_mu Xs + k_damp Vs) M``
     for the 2 x 2 ``M = Dm Dm^T``, and the area constraint's rate
     ``dcdq.v1 + dcdr.v2 - (dcdq + dcdr).v0`` is ``dcdq.v10 + dcdr.v20``."""
-    x10 = x1 - x0
-    x20 = x2 - x0
-    v10 = v1 - v0
-    v20 = v2 - v0
     inv_rest_area = sim.determinant(dm) * 2.0
     rest_area = 1.0 / inv_rest_area
     alpha = 1.0 + k_mu / k_lambda
@@ -126,23 +147,7 @@ def triangle_force(x0: sim.vec3, x1: sim.vec3, x2: sim.vec3, v0: sim.vec3, v1: s
     dcdq = sim.cross(x20, n) * half_inv_rest_area
     dcdr = sim.cross(n, x10) * half_inv_rest_area
     f_total = k_lambda * c + k_damp * (sim.dot(dcdq, v10) + sim.dot(dcdr, v20))
-    fq = fq + dcdq * f_total
-    fr = fr + dcdr * f_total
-    fp = fq + fr
-    # aerodynamic drag and lift
-    if k_drag != 0.0 or k_lift != 0.0:
-        vmid = (v0 + v1 + v2) * (1.0 / 3.0)
-        speed = sim.length(vmid)
-        if speed > 0.0:
-            vdir = vmid / speed
-            f_drag = vmid * (k_drag * area * sim.abs(sim.dot(n, vmid)))
-            f_lift = n * (k_lift * area * (HALF_PI - acos(sim.clamp(sim.dot(n, vdir),
-                                                                  -1.0, 1.0)))) \
-                * sim.dot(vmid, vmid)
-            fp = fp - f_drag - f_lift
-            fq = fq + f_drag + f_lift
-            fr = fr + f_drag + f_lift
-    return fp, -fq, -fr
+    return fq + dcdq * f_total, fr + dcdr * f_total, n, area
 
 
 @sim.func(inline=True)

@@ -199,18 +199,10 @@ def fused_substep_kernel(q: VEC3, qd: VEC3, f_ext: VEC3, f: VEC3, m: FusedModel,
                                  m.spring_stiffness[s], m.spring_damping[s])
         f[i] = f[i] + fs
         f[j] = f[j] - fs
-    for t in range(m.tri_indices.shape[0]):
-        i = m.tri_indices[t, 0]
-        j = m.tri_indices[t, 1]
-        k = m.tri_indices[t, 2]
-        f0, f1, f2 = forces.triangle_force(q[i], q[j], q[k], qd[i], qd[j], qd[k], m.tri_poses[t],
-                                           tri_activation[t], m.tri_materials[t, 0],
-                                           m.tri_materials[t, 1], m.tri_materials[t, 2],
-                                           m.tri_materials[t, 3], m.tri_materials[t, 4])
-        f[i] = f[i] + f0
-        f[j] = f[j] + f1
-        f[k] = f[k] + f2
-    # bending edges: gathered, computed in a loop LLVM vectorizes, scattered (batched.py)
+    # triangles and bending edges: gathered, computed in loops LLVM vectorizes, scattered
+    # (batched.py)
+    batched.triangle_forces(q, qd, m.tri_indices, m.tri_poses, tri_activation, m.tri_materials,
+                            scratch, f)
     batched.bending_forces(q, qd, m.edge_indices, m.edge_rest, m.edge_properties, scratch, f)
     for t in range(m.tet_indices.shape[0]):
         i = m.tet_indices[t, 0]

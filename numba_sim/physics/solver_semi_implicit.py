@@ -179,7 +179,7 @@ class SolverSemiImplicit(SubstepLaunches):
         """The fused substep's element rows (batched.py), remade when an attribute of the
         model was assigned since the last step."""
         if self._scratch_key != self.model._version:
-            self._scratch = batched.make_scratch(self.model, ("edge",))
+            self._scratch = batched.make_scratch(self.model, ("edge", "tri"))
             self._scratch_key = self.model._version
         return self._scratch
 
