@@ -102,17 +102,31 @@ def _compiled_custom_adjoint(f, fn):
     class Rewriter(ast.NodeTransformer):
         def visit_Subscript(self, node):
             if _is_adjoint_subscript(node):
-                if not (isinstance(node.slice, ast.Name) and node.slice.id in forward):
-                    raise kernel_language._error(
-                        f"sim.adjoint[...] takes one of {f.__name__}'s parameters "
-                        f"({', '.join(forward)})", fn, node)
-                return ast.copy_location(ast.Name(id=f"adj__{node.slice.id}", ctx=node.ctx),
-                                         node)
+                return ast.copy_location(_adjoint_of(node.slice, node.ctx), node)
             return self.generic_visit(node)
+
+    def _adjoint_of(target, ctx):
+        """``adj__x`` for ``sim.adjoint[x]``; ``adj__x.field`` for a field of a struct
+        parameter, ``sim.adjoint[x.field]`` (also nested: ``x.a.b``)."""
+        if isinstance(target, ast.Name) and target.id in forward:
+            return ast.Name(id=f"adj__{target.id}", ctx=ctx)
+        if isinstance(target, ast.Attribute):
+            return ast.Attribute(value=_adjoint_of(target.value, ast.Load()), attr=target.attr,
+                                 ctx=ctx)
+        raise kernel_language._error(
+            f"sim.adjoint[...] takes one of {f.__name__}'s parameters ({', '.join(forward)}) "
+            "or a field of one", fn, target)
 
     body = [Rewriter().visit(s) for s in definition.body]
     name = f"{fn.__name__}__custom_adjoint"
-    lines = [f"def {name}({', '.join(params)}):"]
+    results_adjoints = params[len(forward):]
+    if len(results_adjoints) > 1:
+        # Warp's form for a func returning a tuple: one parameter per result (adj_ret0,
+        # adj_ret1, ...); the adjoint is called with the tuple of them
+        lines = [f"def {name}({', '.join(forward + ['adj__result__'])}):"]
+        lines += _indent([f"{', '.join(results_adjoints)} = adj__result__"])
+    else:
+        lines = [f"def {name}({', '.join(params)}):"]
     lines += _indent([f"adj__{p} = {ZERO}({p})" for p in forward])
     # a compound statement (if, for) unparses to several lines: indent each of them
     lines += _indent([line for s in body
