@@ -286,7 +286,10 @@ def test_values_without_references_get_no_meminfo_walk():
     from numba.core.runtime.context import NRTContext
 
     sim.zeros(1)
-    context = cpu_target.target_context
+    # a context of its own: the target's base context would cache a disabled NRTContext
+    # (``nrt`` is a cached property, made with the context's enable_nrt, False there), which
+    # every later compile of this process would inherit through ``subtarget``
+    context = cpu_target.target_context.subtarget(enable_nrt=True)
     array = types.float32[:]
     plain = [types.float32, numba.typeof(sim.vec3()), numba.typeof(sim.mat33()),
              types.UniTuple(types.int64, 3)]
@@ -309,3 +312,12 @@ def test_values_without_references_get_no_meminfo_walk():
         assert (emitted == 0) == (fe_type in plain)
     assert len(context.nrt.get_meminfos(builder, counted[1], llvm_ir.Constant(
         context.get_value_type(counted[1]), llvm_ir.Undefined))) == 2
+    assert "nrt" not in vars(cpu_target.target_context)
+
+
+def test_compiles_after_the_meminfo_test_still_reference_count():
+    @numba.njit
+    def total(n):
+        return np.ones(n).sum()
+
+    assert total(4) == 4.0
