@@ -36,8 +36,8 @@ Three helpers that every pass calls, given faster code with the same results:
 
 - **Listing an instruction's variables** (``Inst._rec_list_vars``, behind every
   ``list_vars()``: use-def analysis, dead-code removal, SSA) walks the instruction's
-  attributes with an ``isinstance`` chain and a new list per level.  :func:`list_vars_of`
-  walks them in the same order into one list, classifying each attribute's type once.
+  attributes with an ``isinstance`` chain and a new list per level.  The replacement
+  (:func:`_list_vars_method`) walks them in the same order into one list, classifying each attribute's type once.
 - **Comparing variables** (``Var.__eq__``, e.g. phi stripping's search for a variable's
   last assignment, once per phi input and statement) builds two filtered copies of both
   variables' attribute dicts; for a variable with only its usual attributes (scope, name,
@@ -318,8 +318,8 @@ def _holds_meminfo(context, fe_type, _visiting=()):
     cache = manager.__dict__.setdefault("_numba_sim_holds_meminfo", {})
     held = cache.get(fe_type)
     if held is None:
-        if fe_type in _visiting:  # a cycle only closes through a pointer: none found here
-            return False
+        if fe_type in _visiting:  # a type that contains itself: Numba's own walk decides
+            return True
         model = manager[fe_type]
         held = model.has_nrt_meminfo() or any(
             _holds_meminfo(context, member, _visiting + (fe_type,))
