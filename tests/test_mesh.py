@@ -16,6 +16,7 @@ import numba_sim as sim
 from numba_sim import spatial
 from numba_sim.spatial import Mesh, mesh_eval_position, mesh_query_aabb, mesh_query_point
 from numba_sim.spatial import mesh_query_ray
+from numba_sim.spatial.mesh import DEFAULT_LEAF_SIZES
 
 from mesh_shapes import closest_points, cube, icosphere, ray_hits, torus, winding_numbers
 
@@ -220,6 +221,29 @@ def test_rays_equal_brute_force(shape):
     found, _, out = check_rays(mesh, points, faces, starts, directions)
     assert found.mean() > 0.3
     found, _, _ = check_rays(mesh, points, faces, starts[:100], directions[:100], max_t=0.7)
+
+
+def test_default_leaf_size_is_the_constructors_and_answers_the_same():
+    points, faces = icosphere(3)
+    default = Mesh(points, faces)
+    assert default.bvh_leaf_size == DEFAULT_LEAF_SIZES["sah"] == 8
+    assert Mesh(points, faces, bvh_constructor="median").bvh_leaf_size == 8
+    assert Mesh(points, faces, bvh_constructor="lbvh").bvh_leaf_size == 4
+    fours = Mesh(points, faces, bvh_leaf_size=4)
+    # the same answers; a point closest to an edge or vertex may name either face there
+    queries = points_near(points, 500, 0.8, seed=5)
+    (found, _, out), (found4, _, out4) = (point_queries(m, queries, np.float32(1e6))
+                                          for m in (default, fours))
+    assert found.all() and found4.all()
+    np.testing.assert_array_equal(out[:, 0], out4[:, 0])  # signs
+    np.testing.assert_allclose(out[:, 3], out4[:, 3], atol=1e-6)  # distances
+    starts, directions = random_rays(points, 500, seed=6)
+    (found, _, out), (found4, _, out4) = (ray_queries(m, starts, directions, np.float32(1e6))
+                                          for m in (default, fours))
+    np.testing.assert_array_equal(found, found4)
+    np.testing.assert_allclose(out[:, 0], out4[:, 0], rtol=1e-6)  # t
+    np.testing.assert_array_equal(out[:, 3], out4[:, 3])  # sides
+    assert found.mean() > 0.3
 
 
 def test_rays_through_shared_edges_and_vertices_hit_once():

@@ -163,7 +163,7 @@ SIMULATED_GROUPED_MESH = textwrap.dedent("""
 
     points, faces = torus(rings=10, sides=6)
     groups = (np.arange(len(faces)) % 3).astype(np.int32) * 5
-    cpu = Mesh(points, faces, groups=groups, bvh_constructor="median")
+    cpu = Mesh(points, faces, groups=groups, bvh_constructor="median", bvh_leaf_size=4)
     gpu = mesh_build_cuda.CudaMeshStorage(cuda.to_device(points), cuda.to_device(faces), 0,
                                           groups=groups)  # (checked on the host by Mesh)
     gpu.build(1, 4)  # median: on the host, copied, with the group tables
