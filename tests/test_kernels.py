@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import numba_sim as sim
-from numba_sim import cpu_scheduling
+from numba_sim.launcher import launcher_for
 
 GRAVITY = sim.vec3(0.0, -9.8, 0.0)
 DT = 1.0 / 60.0
@@ -122,23 +122,33 @@ def record_thread(ids: sim.array(dtype=sim.int32)):
     ids[i] = numba.get_thread_id()
 
 
-def test_large_launch_runs_on_several_threads():
-    """On a free machine a large launch uses several threads (a busy one keeps it on one:
-    cpu_scheduling.py); the work stealing of TBB may leave one launch to the calling
-    thread alone, so a few are tried."""
-    ids = np.full(1_000_000, -1, np.int32)
-    used = set()
-    for _ in range(10):
-        sim.launch(record_thread, dim=ids.shape[0], inputs=[ids])
-        assert (ids >= 0).all()
-        used.add(len(np.unique(ids)))
-        if max(used) >= 2:
-            break
+def test_parallel_launcher_runs_on_several_threads():
+    """The parallel launcher spreads a large launch over several threads.  Which launcher a
+    launch takes is the policy's choice (cpu_scheduling.py: a busy machine keeps launches on
+    one thread), tested with a simulated clock in test_contention.py; here the parallel
+    launcher is called itself.  TBB's work stealing may leave a launch to the calling thread
+    alone while the other cores are taken, so a few launches are tried."""
     if numba.get_num_threads() < 2:
         pytest.skip("one Numba thread")
-    if cpu_scheduling.machine_busy():
-        pytest.skip("other processes fill every core: launches stay on one thread by design")
-    assert max(used) >= 2
+    ids = np.full(4_000_000, -1, np.int32)
+    parallel = launcher_for(record_thread, "cpu", 1).parallel
+    used = 0
+    for _ in range(20):
+        ids[:] = -1
+        parallel((ids.shape[0],), ids)
+        assert (ids >= 0).all()
+        used = max(used, len(np.unique(ids)))
+        if used >= 2:
+            break
+    assert used >= 2
+
+
+def test_launch_of_either_launcher_covers_every_thread():
+    ids = np.full(1_000_000, -1, np.int32)
+    for _ in range(8):  # past the policy's first trial: both launchers have run
+        ids[:] = -1
+        sim.launch(record_thread, dim=ids.shape[0], inputs=[ids])
+        assert (ids >= 0).all() and (ids < numba.get_num_threads()).all()
 
 
 def test_launches_from_four_python_threads_at_once():
