@@ -76,7 +76,7 @@ from numba_sim.spatial.mesh_query import (
     mesh_query_aabb_next,
     mesh_query_next,
 )
-from numba_sim.builtins.linalg import OUTPUT_FORMS
+from numba_sim.builtins.linalg import output_form_assignment
 from numba_sim.lowering.kernel_ops import slice_storer, slice_unpacker
 from numba_sim.structs import Struct
 from numba_sim.threads import static, tid
@@ -1094,23 +1094,9 @@ class _KernelRewriter(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Expr(self, node):
-        call = node.value
-        if isinstance(call, ast.Call) and not call.keywords:
-            callee = self.resolver.resolve(call.func)
-            outputs = OUTPUT_FORMS.get(callee) if isinstance(callee, types.FunctionType) else None
-            if outputs is not None and len(call.args) == 1 + outputs:
-                inputs = call.args[:1]
-                targets = [_store(t) for t in call.args[1:]]
-                for target in targets:
-                    for child in ast.walk(target):
-                        if hasattr(child, "ctx"):
-                            child.ctx = ast.Load()
-                    target.ctx = ast.Store()
-                assignment = ast.copy_location(ast.Assign(
-                    targets=[ast.copy_location(ast.Tuple(elts=targets, ctx=ast.Store()), node)],
-                    value=ast.copy_location(ast.Call(func=call.func, args=inputs, keywords=[]),
-                                            call)), node)
-                return self.visit_Assign(assignment)
+        assignment = output_form_assignment(node, self.resolver.resolve)
+        if assignment is not None:
+            return self.visit_Assign(assignment)
         return self.generic_visit(node)
 
     def visit_Return(self, node):

@@ -159,3 +159,92 @@ def test_decompositions_compile_and_link_for_cuda(ours):
     dtype, kernel, _ = ours
     library = kernel.compile("cuda", inputs(dtype), cc=(7, 5))
     assert bytes(library.get_cubin(cc=(7, 5)).code)[:4] == b"\x7fELF"
+
+
+# --------------------------------------------------------------------------
+# Gradients: Warp's statement form differentiates as the tuple form, and eig3's adjoint is
+# Warp's spectral formula (exact at repeated eigenvalues)
+
+
+@sim.kernel
+def qr_statement_loss(a: sim.array(dtype=sim.mat33d), out: sim.array(dtype=sim.float64)):
+    Q = sim.mat33d()
+    R = sim.mat33d()
+    sim.qr3(a[0], Q, R)
+    out[0] = 2.0 * Q[0, 1] + R[1, 2]
+
+
+@sim.kernel
+def qr_tuple_loss(a: sim.array(dtype=sim.mat33d), out: sim.array(dtype=sim.float64)):
+    Q, R = sim.qr3(a[0])
+    out[0] = 2.0 * Q[0, 1] + R[1, 2]
+
+
+@sim.kernel
+def eigenvalue_loss(a: sim.array(dtype=sim.mat33d), out: sim.array(dtype=sim.float64)):
+    i = sim.tid()
+    E = sim.mat33d()
+    d = sim.vec3d()
+    sim.eig3(a[i], E, d)
+    out[i] = sim.dot(d, d)
+
+
+@sim.kernel
+def eigenvector_loss(a: sim.array(dtype=sim.mat33d), w: sim.array(dtype=sim.mat33d),
+                     out: sim.array(dtype=sim.float64)):
+    i = sim.tid()
+    E, d = sim.eig3(a[i])
+    out[i] = sim.ddot(sim.mat33d(sim.abs(E[0, 0]), sim.abs(E[0, 1]), sim.abs(E[0, 2]),
+                                 sim.abs(E[1, 0]), sim.abs(E[1, 1]), sim.abs(E[1, 2]),
+                                 sim.abs(E[2, 0]), sim.abs(E[2, 1]), sim.abs(E[2, 2])), w[0])
+
+
+def _gradient(kernel, a, *extra):
+    a = sim.array(a, dtype=sim.mat33d, requires_grad=True)
+    out = sim.zeros(a.shape[0], dtype=sim.float64, requires_grad=True)
+    tape = sim.Tape()
+    with tape:
+        sim.launch(kernel, dim=a.shape[0], inputs=[a, *extra], outputs=[out])
+    tape.backward(grads=[(out, np.ones_like(out))])
+    return out.copy(), sim.grad(a).copy()
+
+
+def test_statement_form_has_the_tuple_forms_gradient():
+    a = (0.5 * (np.random.default_rng(3).standard_normal((1, 3, 3)) + np.eye(3)))
+    loss, statement = _gradient(qr_statement_loss, a)
+    _, tuple_form = _gradient(qr_tuple_loss, a)
+    assert np.abs(statement).max() > 0.1
+    np.testing.assert_array_equal(statement, tuple_form)
+    h = 1e-6
+    for i, j in ((0, 0), (1, 2), (2, 1)):
+        plus, minus = a.copy(), a.copy()
+        plus[0, i, j] += h
+        minus[0, i, j] -= h
+        numeric = (_gradient(qr_tuple_loss, plus)[0] - _gradient(qr_tuple_loss, minus)[0]) / (2 * h)
+        np.testing.assert_allclose(statement[0, i, j], numeric[0], atol=1e-6)
+
+
+def test_eigenvalue_gradient_is_exact_at_repeated_eigenvalues():
+    rotation = np.array(((1.0, 2.0, 2.0), (2.0, 1.0, -2.0), (-2.0, 2.0, -1.0))) / 3.0
+    a = np.array([np.diag([2.0, 2.0, 3.0]), np.eye(3), np.zeros((3, 3)),
+                  rotation @ np.diag([2.0, 2.0, 3.0]) @ rotation.T, np.diag([1.0, 2.0, 3.0])])
+    loss, gradient = _gradient(eigenvalue_loss, a)
+    np.testing.assert_allclose(loss, np.sum(a * a, axis=(1, 2)), atol=1e-12)
+    np.testing.assert_allclose(gradient, 2.0 * a, atol=1e-10)  # d trace(A^2) / dA
+
+
+def test_eigenvector_gradient_matches_central_differences():
+    rng = np.random.default_rng(5)
+    b = rng.standard_normal((2, 3, 3))
+    a = b + np.swapaxes(b, 1, 2)  # symmetric, distinct eigenvalues
+    w = sim.array(rng.standard_normal((1, 3, 3)), dtype=sim.mat33d)
+    _, gradient = _gradient(eigenvector_loss, a, w)
+    h = 1e-6
+    for k, i, j in ((0, 1, 0), (1, 2, 2), (1, 2, 1)):
+        plus, minus = a.copy(), a.copy()
+        plus[k, i, j] += h  # eig3 reads the lower triangle: a symmetric perturbation
+        minus[k, i, j] -= h
+        numeric = (_gradient(eigenvector_loss, plus, w)[0] -
+                   _gradient(eigenvector_loss, minus, w)[0])[k] / (2 * h)
+        symmetric = gradient[k, i, j] + (gradient[k, j, i] if i != j else 0.0)
+        np.testing.assert_allclose(symmetric, numeric, rtol=1e-4, atol=1e-6)

@@ -234,6 +234,9 @@ REWRITES = (
      "wp.types.X -> sim.types.X (Warp's type factories vector, matrix, ...: numba_sim.types)"),
     ("host_names", r"\b(?:wp|warp)\.(" + "|".join(HOST_NAMES) + r")\b", r"wpc.\1",
      "wp.<host function numba_sim spells differently> -> wpc.<it> (compat module)"),
+    ("flat_assets", r'os\.path\.dirname\(__file__\), "\.\.", "assets"',
+     'os.path.dirname(__file__), "assets"',
+     "a geometry/ or matrix/ file's ../assets -> assets (the ported suite is flat)"),
     ("wp", r"\bwp\b", "sim", "wp -> sim (every other name)"),
     ("warp_dot", r"\bwarp\.(?!tests\b)(?=[A-Za-z_])", "sim.", "warp.X -> sim.X"),
 )
@@ -495,6 +498,10 @@ def _offset(lines, offsets, lineno, byte_column):
     return offsets[lineno - 1] + len(line.encode()[:byte_column].decode())
 
 
+ASSET_DIR_STRINGS = re.compile(r'("\.\.")\s*,\s*("assets")')
+"""A geometry/ or matrix/ file's path to Warp's test assets (``"..", "assets"``): code that
+the rewrite ``flat_assets`` changes, so its strings are not protected."""
+
 MODULE_PATH_STRING = re.compile(r"""(["'])warp\.tests\.\w+\1""")
 """A string literal that is the path of one of Warp's test modules (``importlib.import_module(
 "warp.tests.aux_test_unresolved_func")``, ``sys.modules[...]``): it names a module as code
@@ -562,8 +569,11 @@ def _protect_strings(source, counts=None):
     spans = [(offsets[tok.start[0] - 1] + tok.start[1], offsets[tok.end[0] - 1] + tok.end[1])
              for tok in tokenize.generate_tokens(iter(lines).__next__)
              if tok.type == tokenize.STRING]
+    asset_dirs = {offset for match in ASSET_DIR_STRINGS.finditer(source)
+                  for offset in (match.start(), match.start(2))}
     spans = [span for span in spans if span not in annotations
-             and not MODULE_PATH_STRING.fullmatch(source[span[0]:span[1]])]
+             and not MODULE_PATH_STRING.fullmatch(source[span[0]:span[1]])
+             and span[0] not in asset_dirs]
     strings, parts, pos = [], [], 0
     for start, end in spans:
         parts.append(source[pos:start])
@@ -1069,14 +1079,12 @@ def referenced_assets(source, available):
 
 
 def asset_files(root, manifest):
-    """{name: bytes} of the assets the ported top-level files read (a file in geometry/ or
-    matrix/ reads ``../assets``, which the flat ported suite does not have: those cases load
-    USD stages, and skip without usd-core as in Warp)."""
+    """{name: bytes} of the assets the ported files read (a file in geometry/ or matrix/
+    reads ``../assets``: the rewrite ``flat_assets`` points it at the flat suite's copy)."""
     available = sorted(p.name for p in (root / "assets").iterdir() if p.is_file())
     names = set()
     for rel in manifest["files"]:
-        if "/" not in rel:
-            names |= referenced_assets((root / rel).read_text(), available)
+        names |= referenced_assets((root / rel).read_text(), available)
     return {name: (root / "assets" / name).read_bytes() for name in sorted(names)}
 
 

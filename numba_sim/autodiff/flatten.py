@@ -16,6 +16,7 @@ import ast
 import itertools
 
 from numba_sim.builtins.forms import KEYWORD_FORM
+from numba_sim.builtins.linalg import output_form_assignment
 from numba_sim.typing.value_access import factory_as_builtin
 
 _QUERY_NEXT = ("hash_grid_query_next", "bvh_query_next", "mesh_query_aabb_next",
@@ -242,7 +243,10 @@ class Flattener:
     def _expression_statement(self, node, out):
         call = node.value
         kind = self._atomic_kind(call)
-        if kind is not None:
+        assignment = output_form_assignment(node, self.resolve)
+        if assignment is not None:  # Warp's svd3(A, U, sigma, V): U, sigma, V = svd3(A)
+            self.statement(assignment, out)
+        elif kind is not None:
             out.append(self._atomic(call, kind, None, out))
         elif isinstance(call, ast.Call):
             out.append(node)  # print, expect_*: kept whole

@@ -13,6 +13,8 @@ component lists, like the derived ones, and follows Warp's own adjoint
   the adjoint of a tie to the second operand (``a < b ? a : b`` for min), and a NaN
   operand's to the other one; the formulas' selects would route a tie to the first.
   ``clamp(x, lo, hi)`` is Warp's ``min(max(lo, x), hi)`` with those rules;
+* ``eig3``: Warp's spectral formula (the derived adjoint of its Jacobi sweeps is NaN at
+  repeated eigenvalues);
 * ``closest_point_on_segment``, ``closest_point_edge_edge``, ``triangle_closest_point``,
   which native code computes: derived from formulas of the same algorithms
   (:mod:`numba_sim.autodiff.op_geometry`).
@@ -84,6 +86,33 @@ def _clamp(sig, x, low, high, g):
     return [adj_x, adj_low, adj_high]
 
 
+def _eig3(sig, a, g):
+    """Warp's adj_eig3 (svd.h, after Giles 2008, p. 10): ``Q (D_bar + F o (Q^T adj_Q)) Q^T``
+    with ``F_ij = 1 / (d_j - d_i)`` (differences nearer 0 than 1e-6 widened to 1e-6, as
+    Warp), and ``Q D_bar Q^T`` alone when ``adj_Q`` is zero: a loss of the eigenvalues has
+    its exact gradient at repeated eigenvalues too, where the derived adjoint of the
+    Jacobi sweeps divides by zero."""
+    q, d = algebra.eig3(a)
+    adj_q, adj_d = g
+    zero = _zero(d[0])
+    qt = algebra.transpose(q, 3, 3)
+    d_bar = algebra.diagonal_matrix(adj_d)
+
+    def gap(x):
+        small = 1.0e-6 + zero
+        x = algebra.select((x < zero) & (x > -small), -small, x)
+        return algebra.select((x > zero) & (x < small), small, x)
+
+    f01, f02, f12 = (algebra.div(algebra.one_like(zero), gap(d[j] - d[i]))
+                     for i, j in ((0, 1), (0, 2), (1, 2)))
+    f = [zero, f01, f02, -f01, zero, f12, -f02, -f12, zero]
+    inner = algebra.add(d_bar, algebra.cw_mul(f, algebra.mat_mat(qt, adj_q, 3, 3, 3)))
+    values_only = algebra.all_of([x == zero for x in adj_q])
+    return [[algebra.select(values_only, v, w) for v, w in zip(
+        algebra.mat_mat(q, algebra.mat_mat(d_bar, qt, 3, 3, 3), 3, 3, 3),
+        algebra.mat_mat(q, algebra.mat_mat(inner, qt, 3, 3, 3), 3, 3, 3))]]
+
+
 def _derived_from(formula):
     """The adjoint derived from *formula*, a formula of the builtin's own algorithm."""
     def adjoint(sig, *args_and_adjoint):
@@ -109,6 +138,7 @@ def _table():
            for name in ("closest_point_on_segment", "closest_point_edge_edge",
                         "triangle_closest_point")},
         sim.normalize: (lambda sig: True, _normalize),
+        sim.eig3: (always, _eig3),
         sim.inverse: (lambda sig: isinstance(sig.args[0], ValueType), _inverse),
         sim.inverse_approx: (lambda sig: isinstance(sig.args[0], ValueType), _inverse),
         sim.min: (_binary_forms, _extremum(True)),

@@ -20,6 +20,9 @@ bit.  Warp's CUDA code takes the approximate ``rsqrt`` where its CPU code comput
 ``1 / sqrt(x)``; numba_sim computes ``1 / sqrt(x)`` on both targets.
 """
 
+import ast
+import copy
+
 from numba.core import types
 
 from numba_sim import algebra
@@ -71,5 +74,33 @@ eig3 = builtin(
 OUTPUT_FORMS = {svd3: 3, svd2: 3, qr3: 2, eig3: 2}
 """The builtins whose Warp statement form ``f(A, out...)`` the kernel rewrite turns into
 ``out... = f(A)``, with their number of outputs."""
+
+
+def output_form_assignment(statement, resolve):
+    """Warp's statement ``f(A, out...)`` (an ``ast.Expr`` calling a builtin of OUTPUT_FORMS)
+    as the assignment ``out... = f(A)``, or None for any other statement.  *resolve* maps
+    the call's function node to its object.  The kernel rewrite (kernel_language.py) and
+    the adjoint's flattening (autodiff/flatten.py) both read the statement this way."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if not isinstance(call, ast.Call) or call.keywords:
+        return None
+    try:
+        outputs = OUTPUT_FORMS.get(resolve(call.func))
+    except TypeError:  # an unhashable callee
+        return None
+    if outputs is None or len(call.args) != 1 + outputs:
+        return None
+    targets = []
+    for target in call.args[1:]:
+        target = copy.deepcopy(target)
+        for child in ast.walk(target):
+            if hasattr(child, "ctx"):
+                child.ctx = ast.Load()
+        target.ctx = ast.Store()
+        targets.append(target)
+    return ast.copy_location(ast.Assign(
+        targets=[ast.copy_location(ast.Tuple(elts=targets, ctx=ast.Store()), statement)],
+        value=ast.copy_location(ast.Call(func=call.func, args=call.args[:1], keywords=[]),
+                                call)), statement)
 
 __all__ = ["svd3", "svd2", "qr3", "eig3"]

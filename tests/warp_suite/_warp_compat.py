@@ -43,7 +43,7 @@ from numba_sim import map_kernels as _map_kernels
 
 _sim_kernel = sys.modules["numba_sim.kernel"]  # the module (sim.kernel is the decorator)
 
-USD_AVAILABLE = False  # Warp's USD-reading cases skip here, as in Warp without pxr
+USD_AVAILABLE = importlib.util.find_spec("pxr") is not None  # as in Warp: usd-core importable
 wpc = sys.modules[__name__]  # the ported files name this module wpc (star imports too)
 test_mode = "unique_or_2x"
 

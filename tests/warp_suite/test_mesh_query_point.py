@@ -352,7 +352,7 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
     def test_mesh_query_point(test, device):
         from pxr import Usd, UsdGeom  # noqa: PLC0415
 
-        mesh = Usd.Stage.Open(os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "assets", "spiky.usd")))
+        mesh = Usd.Stage.Open(os.path.abspath(os.path.join(os.path.dirname(__file__), "assets", "spiky.usd")))
         mesh_geom = UsdGeom.Mesh(mesh.GetPrimAtPath("/Cube/Cube"))
 
         mesh_counts = mesh_geom.GetFaceVertexCountsAttr().Get()
@@ -638,7 +638,7 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
     def test_adj_mesh_query_point(test, device):
         from pxr import Usd, UsdGeom  # noqa: PLC0415
 
-        mesh = Usd.Stage.Open(os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "assets", "torus.usda")))
+        mesh = Usd.Stage.Open(os.path.abspath(os.path.join(os.path.dirname(__file__), "assets", "torus.usda")))
         mesh_geom = UsdGeom.Mesh(mesh.GetPrimAtPath("/World/Torus"))
 
         mesh_counts = mesh_geom.GetFaceVertexCountsAttr().Get()
@@ -784,7 +784,7 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
     def test_mesh_query_furthest_point(test, device):
         from pxr import Usd, UsdGeom  # noqa: PLC0415
 
-        mesh = Usd.Stage.Open(os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "assets", "spiky.usd")))
+        mesh = Usd.Stage.Open(os.path.abspath(os.path.join(os.path.dirname(__file__), "assets", "spiky.usd")))
         mesh_geom = UsdGeom.Mesh(mesh.GetPrimAtPath("/Cube/Cube"))
 
         mesh_counts = mesh_geom.GetFaceVertexCountsAttr().Get()

@@ -218,7 +218,7 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
         # mesh_points = sim.array(np.array([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 2.0, 0.0]]), dtype=sim.vec3, device=device)
         # mesh_indices = sim.array(np.array([0,1,2]), dtype=int, device=device)
 
-        mesh = Usd.Stage.Open(os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "assets", "torus.usda")))
+        mesh = Usd.Stage.Open(os.path.abspath(os.path.join(os.path.dirname(__file__), "assets", "torus.usda")))
         mesh_geom = UsdGeom.Mesh(mesh.GetPrimAtPath("/World/Torus"))
 
         mesh_counts = mesh_geom.GetFaceVertexCountsAttr().Get()
@@ -420,7 +420,7 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
         from pxr import Usd, UsdGeom  # noqa: PLC0415
 
         # Load a complex mesh (torus is good for multiple intersections)
-        usd_stage = Usd.Stage.Open(os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "assets", "torus.usda")))
+        usd_stage = Usd.Stage.Open(os.path.abspath(os.path.join(os.path.dirname(__file__), "assets", "torus.usda")))
         usd_geom = UsdGeom.Mesh(usd_stage.GetPrimAtPath("/World/Torus"))
 
         mesh_counts = usd_geom.GetFaceVertexCountsAttr().Get()
