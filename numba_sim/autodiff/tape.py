@@ -56,6 +56,9 @@ class Tape:
         recorded with :meth:`record_func`)."""
         self.gradients = {}
         """id(array) -> (array, gradient) of the arrays seeded by :meth:`backward`."""
+        self.scopes = []
+        """Warp's scope markers, for :meth:`visualize`: ``(launch index, name, metadata)``
+        where a scope begins, ``(launch index, None, None)`` where one ends."""
         self._seeded = []
 
     def __enter__(self):
@@ -90,6 +93,34 @@ class Tape:
         for array in arrays:
             requires_grad(array)
         self.launches.append(_RecordedFunction(backward, list(arrays)))
+
+    def record_scope_begin(self, scope_name, metadata=None):
+        """Begin a scope grouping the launches recorded next (Warp's; for :meth:`visualize`)."""
+        self.scopes.append((len(self.launches), scope_name, {} if metadata is None else metadata))
+
+    def record_scope_end(self, remove_scope_if_empty=True):
+        """End the innermost open scope; one in which nothing was recorded is dropped (with
+        ``remove_scope_if_empty``).  A RuntimeError (Warp's) when no scope is open."""
+        open_scopes = sum(-1 if name is None else 1 for _, name, _ in self.scopes)
+        if open_scopes == 0:
+            raise RuntimeError("Warp: Error, ended tape scope, but scope not present")
+        if remove_scope_if_empty and self.scopes[-1][1] is not None \
+                and self.scopes[-1][0] == len(self.launches):
+            self.scopes.pop()
+        else:
+            self.scopes.append((len(self.launches), None, None))
+
+    def visualize(self, filename=None, simplify_graph=True, hide_readonly_arrays=False,
+                  array_labels=None, choose_longest_node_name=True, ignore_graph_scopes=False,
+                  track_inputs=None, track_outputs=None, track_input_names=None,
+                  track_output_names=None, graph_direction="LR"):
+        """The recorded launches as GraphViz dot code (Warp's ``Tape.visualize``; written to
+        *filename* too when given): numba_sim/autodiff/tape_graph.py."""
+        from numba_sim.autodiff.tape_graph import visualize
+
+        return visualize(self, filename, simplify_graph, hide_readonly_arrays, array_labels,
+                         choose_longest_node_name, ignore_graph_scopes, track_inputs,
+                         track_outputs, track_input_names, track_output_names, graph_direction)
 
     # -- the reverse sweep
 
@@ -150,6 +181,7 @@ class Tape:
         self.zero()
         self.launches = []
         self.gradients = {}
+        self.scopes = []
 
     def _gradient_arrays(self):
         seen = {}
