@@ -359,25 +359,46 @@ class Scaling:
     scratch: A
 
 
+@sim.struct
+class Weights:
+    scale: Scaling
+    w: A
+    counts: sim.array(dtype=sim.int32)
+
+
 @sim.func
 def scaled_square(p: Scaling, a: f64):
     return a * a * p.k
 
 
-def test_struct_parameters_are_read_not_differentiated_and_their_array_stores_warn():
+def test_struct_arrays_have_gradients_and_scalar_fields_are_constants():
+    """Warp's rule: the float arrays a kernel reads through a struct (nested structs too)
+    have gradients; its scalars are constants; a struct passed to a func is read."""
     @sim.kernel
-    def with_struct(x: A, p: Scaling, y: A):
+    def with_struct(x: A, p: Weights, y: A):
         i = sim.tid()
-        p.scratch[i] = x[i]
-        y[i] = scaled_square(p, x[i])
+        p.scale.scratch[i] = x[i] * p.w[i]
+        y[i] = scaled_square(p.scale, p.scale.scratch[i]) + sim.float64(p.counts[i])
 
-    p = Scaling()
-    p.k, p.scratch = 3.0, np.zeros(2)
+    p = Weights()
+    p.scale = Scaling()
+    p.scale.k, p.scale.scratch = 3.0, sim.zeros(2, dtype=f64, requires_grad=True)
+    p.w = sim.from_numpy(np.array([0.5, 4.0]), dtype=f64, requires_grad=True)
+    p.counts = np.array([1, 2], np.int32)
     x = sim.from_numpy(np.array([1.0, 2.0]), dtype=f64, requires_grad=True)
     y = sim.zeros(2, dtype=f64, requires_grad=True)
     tape = sim.Tape()
     with tape:
         sim.launch(with_struct, 2, inputs=[x, p, y])
-    with pytest.warns(UserWarning, match=r"arrays of struct parameters \(p\.scratch\)"):
-        tape.backward(grads=[(y, np.ones(2))])
-    np.testing.assert_allclose(sim.grad(x), 6 * x)
+    np.testing.assert_allclose(y, 3 * (x * p.w) ** 2 + p.counts)
+    tape.backward(grads=[(y, np.ones(2))])
+    w = p.w.copy()
+    np.testing.assert_allclose(sim.grad(x), 6 * x * w * w)  # y = 3 (x w)^2
+    np.testing.assert_allclose(sim.grad(p.w), 6 * x * x * w)
+    gradients = sim.grad(p)  # Warp's tape.gradients[p]: a struct of the gradients
+    assert type(gradients) is Weights and gradients.w is sim.grad(p.w)
+    assert gradients.scale.scratch is sim.grad(p.scale.scratch) and gradients.counts is None
+    tape.zero()
+    assert not sim.grad(p.w).any() and not sim.grad(x).any()
+    with pytest.raises(KeyError, match="no gradient registered for an array of this Scaling"):
+        sim.grad(Scaling())

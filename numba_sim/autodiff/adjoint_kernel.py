@@ -23,7 +23,6 @@ import hashlib
 import inspect
 import linecache
 import sys
-import warnings
 
 import numpy as np
 from numba.core.errors import TypingError
@@ -60,7 +59,7 @@ def is_differentiable_dtype(dtype):
 
 
 def _is_struct(annotation):
-    """A ``@sim.struct`` class: its fields are read, never differentiated."""
+    """A ``@sim.struct`` class (its differentiable arrays: :func:`struct_array_chains`)."""
     return isinstance(annotation, type) and issubclass(annotation, Struct)
 
 
@@ -78,6 +77,74 @@ def _annotation_kind(annotation):
     if isinstance(annotation, type) and (issubclass(annotation, (Value, np.generic))):
         return "value", is_differentiable_dtype(annotation)
     return "value", False  # structs, spatial structures, generic annotations
+
+
+def struct_array_chains(cls, prefix=()):
+    """(field chain, annotation) of the differentiable arrays of the struct class *cls*,
+    nested structs followed: ``(("x",), array(float32))``, ``(("inner", "v"), ...)``."""
+    for field in cls._fields:
+        annotation = field.annotation
+        if isinstance(annotation, arrays.array):
+            if not annotation.generic and is_differentiable_dtype(annotation.dtype):
+                yield prefix + (field.name,), annotation
+        elif _is_struct(annotation):
+            yield from struct_array_chains(annotation, prefix + (field.name,))
+
+
+def _attribute_chain(node):
+    """``a.b.c`` as ("a", "b", "c"); None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return (node.id, *reversed(parts)) if isinstance(node, ast.Name) and parts else None
+
+
+class _StructArrayFields(ast.NodeTransformer):
+    """Reads of struct parameters' arrays (``p.x``, ``w.inner.v``) as names of their own
+    (``p__x``), which the adjoint kernel takes as array parameters: their gradients are the
+    gradients of the struct's arrays (Warp's struct arrays have gradients)."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def visit_Attribute(self, node):
+        name = self.names.get(_attribute_chain(node))
+        if name is not None and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
+        return self.generic_visit(node)
+
+
+def _struct_field_parameters(kernel, function):
+    """[(parameter, field chain, name, annotation)] of the struct parameters' differentiable
+    arrays that *function*'s body reads through their full chain, and never assigns; the
+    body is rewritten to read them by name."""
+    used, assigned = set(), set()
+    for node in ast.walk(function.definition):
+        chain = _attribute_chain(node) if isinstance(node, ast.Attribute) else None
+        if chain is not None:
+            (used if isinstance(node.ctx, ast.Load) else assigned).add(chain)
+    assigned |= {c[:k] for c in assigned for k in range(2, len(c))}  # p.inner = ... too
+    found, taken = [], set(function.locals)
+    for parameter in kernel.parameters:
+        if not _is_struct(parameter.annotation):
+            continue
+        for chain, annotation in struct_array_chains(parameter.annotation):
+            full = (parameter.name, *chain)
+            if full not in used or any(full[:k] in assigned for k in range(2, len(full) + 1)):
+                continue
+            name = "__".join(full)
+            while name in taken:
+                name = "_" + name
+            taken.add(name)
+            found.append((parameter.name, chain, name, annotation))
+    if found:
+        names = {(p, *chain): name for p, chain, name, _ in found}
+        function.definition = ast.fix_missing_locations(
+            _StructArrayFields(names).visit(function.definition))
+        function.parameters += [name for _, _, name, _ in found]
+        function.locals |= set(names.values())
+    return found
 
 
 class _Function:
@@ -283,39 +350,6 @@ def differentiable_parameters(kernel):
             and not p.generic]
 
 
-def _struct_array_writes(definition, struct_parameters):
-    """(parameter, field) of the arrays of struct parameters the kernel writes into
-    (``s.f[i] = ...``, ``s.f[i] += ...``, ``sim.atomic_add(s.f, ...)``)."""
-    found = set()
-
-    def note(node):
-        while isinstance(node, ast.Subscript):
-            node = node.value
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                and node.value.id in struct_parameters:
-            found.add((node.value.id, node.attr))
-
-    for node in ast.walk(definition):
-        if isinstance(node, (ast.Assign, ast.AugAssign)):
-            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                if isinstance(target, ast.Subscript):
-                    note(target)
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(
-                node.func, "id", "")).startswith("atomic_") and node.args:
-            note(node.args[0])
-    return sorted(found)
-
-
-def _warn_struct_array_writes(kernel, function):
-    structs = {p.name for p in kernel.parameters if _is_struct(p.annotation)}
-    writes = _struct_array_writes(function.definition, structs) if structs else []
-    if writes:
-        named = ", ".join(f"{p}.{f}" for p, f in writes)
-        warnings.warn(f"adjoint of {kernel.key}: it writes into arrays of struct parameters "
-                      f"({named}); struct arrays get no gradients, so what flows through "
-                      f"them is dropped (pass such arrays as array parameters)", stacklevel=4)
-
-
 def backward_enabled(kernel):
     """Whether *kernel*'s adjoint may be generated: its ``enable_backward`` option, else its
     module's (Warp's rule: the kernel's setting is the more specific)."""
@@ -331,13 +365,16 @@ def _make_adjoint_kernel(kernel, ndim):
     if kernel.build_error is not None:
         raise kernel.build_error.with_traceback(None)
     function = _Function(kernel.py_func, kernel.code_transformers)
-    _warn_struct_array_writes(kernel, function)
+    fields = _struct_field_parameters(kernel, function)
+    field_names = [name for _, _, name, _ in fields]
     differentiable = differentiable_parameters(kernel)
     kinds = {p.name: _annotation_kind(p.annotation)[0] for p in kernel.parameters}
+    kinds.update((name, "array") for name in field_names)
     array_names = {n for n, k in kinds.items() if k == "array"} | {
         p.name for p in kernel.parameters if _is_struct(p.annotation)}  # containers
-    differentiable_arrays = [n for n in differentiable if kinds[n] == "array"]
+    differentiable_arrays = [n for n in differentiable if kinds[n] == "array"] + field_names
     values = [n for n in differentiable if kinds[n] != "array"]
+    differentiable = differentiable + field_names
     statements, activity = _analysed(function, values, differentiable_arrays, array_names)
     helpers = _Helpers()
     adjoint_names = {n: f"adj_{n}" for n in differentiable}
@@ -356,12 +393,16 @@ def _make_adjoint_kernel(kernel, ndim):
     lines = [f"def {name}({', '.join(params)}):"] + _indent(_body(source, statements, init))
     fn = _compile_source(kernel.py_func, name, lines, helpers)
     annotations = {p.name: p.annotation for p in kernel.parameters if p.annotation is not None}
+    annotations.update((name, annotation) for _, _, name, annotation in fields)
     for n in differentiable:
         annotations[adjoint_names[n]] = annotations[n]
     made = Kernel(fn, enable_backward=False, annotations=annotations,
                   options={"module": "unique"})
     made.forward_kernel = kernel
-    made.adjoint_parameters = list(differentiable)
+    made.adjoint_parameters = [n for n in differentiable if n not in field_names]
+    made.struct_fields = [(parameter, chain) for parameter, chain, _, _ in fields]
+    """(struct parameter, field chain) of the arrays the adjoint takes after the kernel's
+    arguments, and whose adjoints it takes last"""
     return made
 
 

@@ -8,7 +8,9 @@ gradient registered beside the array, as Warp's adjoint then uses the array's ``
 where it has none a scratch zero array, so that the kernel reads zeros and what it
 accumulates there is dropped), and
 for scalars and values their adjoint (None: zero; accumulated inside the kernel and not
-returned, as in Warp).  Entries of parameters that are not differentiable are ignored.
+returned, as in Warp).  The entry of a struct parameter is a struct of its arrays' adjoints
+(None, or a None field: the gradients registered beside the struct's arrays).  Entries of
+parameters that are not differentiable are ignored.
 """
 
 import numpy as np
@@ -17,6 +19,7 @@ from numba_sim import arrays, autodiff_hooks, config, launcher
 from numba_sim.autodiff.adjoint_kernel import adjoint_kernel
 from numba_sim.autodiff.array_access import check_launch
 from numba_sim.autodiff.gradients import grad_or_none, requires_grad
+from numba_sim.structs import Struct
 
 
 def _ndim(dim):
@@ -75,7 +78,35 @@ def launch_adjoint(kernel, dim, inputs, outputs, adj_inputs, adj_outputs, device
             where = (f"adj_inputs[{index}]" if index < len(inputs)
                      else f"adj_outputs[{index - len(inputs)}]")
             extra.append(_adjoint_argument(kernel, parameter, value, adj, where))
-    launcher.launch_forward(adjoint, dim, args + extra, [], device, stream)
+    fields, field_adjoints = [], []
+    names = [p.name for p in kernel.parameters]
+    for name, chain in adjoint.struct_fields:
+        index = names.index(name)
+        value = _field(args[index], chain)
+        fields.append(value)
+        given = _field(adjoints[index], chain) if isinstance(adjoints[index], Struct) else None
+        field_adjoints.append(given if given is not None else _struct_array_adjoint(value))
+    launcher.launch_forward(adjoint, dim, args + fields + extra + field_adjoints, [], device,
+                            stream)
+
+
+def _field(value, chain):
+    """The array at *chain* (field names) of the struct *value*, or None where a field on
+    the way is None."""
+    for name in chain:
+        if value is None:
+            return None
+        value = getattr(value, name)
+    return value
+
+
+def _struct_array_adjoint(value):
+    """The adjoint of a struct's array: its registered gradient (Warp's struct arrays'
+    ``.grad``), else a scratch zero array (what accumulates there is dropped)."""
+    if value is None:
+        return None
+    registered = grad_or_none(value)
+    return registered if registered is not None else arrays.zeros_like(value)
 
 
 def intercept(kernel, dim, inputs, outputs, device, stream, record_cmd, adjoint, adj_inputs,

@@ -10,8 +10,10 @@ of its own; register it if a kernel is launched on it.  A gradient is found by t
 never by its memory, so two views of one buffer have independent gradients (as two Warp
 arrays made with ``ptr=`` have).
 
-Structs holding arrays have no gradients in numba_sim: a struct parameter is not
-differentiated (docs/autodiff.md).
+Structs: the arrays a struct holds have their gradients beside them, as any array (Warp's
+struct arrays have gradients: an adjoint kernel takes the float arrays a kernel reads
+through a struct parameter as arrays of their own).  ``grad(s)`` of a struct instance is a
+struct of the same class whose arrays are those gradients (Warp's ``tape.gradients[s]``).
 """
 
 import weakref
@@ -69,9 +71,48 @@ def requires_grad(array, grad=None):
     return array
 
 
+def struct_arrays(value):
+    """The arrays a struct instance holds, nested structs followed."""
+    from numba_sim.structs import Struct
+
+    found = []
+    for field in value._fields:
+        member = getattr(value, field.name)
+        if isinstance(member, Struct):
+            found += struct_arrays(member)
+        elif device_of(member) is not None:
+            found.append(member)
+    return found
+
+
+def _struct_gradient(value):
+    """A struct of *value*'s class whose arrays are the gradients of *value*'s (None where an
+    array has none), nested structs likewise; its other fields are *value*'s."""
+    from numba_sim.structs import Struct
+
+    gradient = type(value)()
+    for field in value._fields:
+        member = getattr(value, field.name)
+        if isinstance(member, Struct):
+            member = _struct_gradient(member)
+        elif device_of(member) is not None:
+            member = grad_or_none(member)
+        setattr(gradient, field.name, member)
+    return gradient
+
+
 def grad(array):
     """*array*'s gradient (registered by ``requires_grad``); KeyError naming the array if
-    it has none."""
+    it has none.  Of a struct instance: the struct of its arrays' gradients (KeyError if
+    none of them has one)."""
+    from numba_sim.structs import Struct
+
+    if isinstance(array, Struct):
+        if not any(_entry(a) is not None for a in struct_arrays(array)):
+            raise KeyError(f"grad: no gradient registered for an array of this "
+                           f"{type(array).__name__}; allocate its arrays with "
+                           f"requires_grad=True or call sim.requires_grad on them")
+        return _struct_gradient(array)
     entry = _entry(array)
     if entry is None:
         raise KeyError(f"grad: no gradient registered for the array {_describe(array)}; "

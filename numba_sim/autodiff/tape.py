@@ -23,8 +23,9 @@ earlier one read prints Warp's warning (numba_sim/autodiff/array_access.py).
 from numba_sim import autodiff_hooks, config
 from numba_sim.autodiff.adjoint_launch import launch_recorded_adjoint
 from numba_sim.autodiff.array_access import clear_launches
-from numba_sim.autodiff.gradients import grad_or_none, requires_grad
+from numba_sim.autodiff.gradients import grad_or_none, requires_grad, struct_arrays
 from numba_sim.autodiff.launch_checks import InputChecksums
+from numba_sim.structs import Struct
 
 
 class RecordedLaunch:
@@ -38,7 +39,11 @@ class RecordedLaunch:
         self.checksums = checksums
 
     def arrays(self):
-        return [a for a in self.inputs + self.outputs if grad_or_none(a) is not None]
+        """The arrays of the launch that have gradients, those of its structs too."""
+        found = []
+        for value in self.inputs + self.outputs:
+            found += struct_arrays(value) if isinstance(value, Struct) else [value]
+        return [a for a in found if grad_or_none(a) is not None]
 
     def __repr__(self):
         return f"<recorded launch of {getattr(self.kernel, 'key', self.kernel)}, dim={self.dim}>"

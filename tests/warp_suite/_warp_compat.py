@@ -37,6 +37,7 @@ import numpy as np
 import numba_sim as sim
 from numba_sim import arrays as _arrays
 from numba_sim.autodiff import gradients as _gradients
+from numba_sim.structs import Struct as _Struct
 from numba_sim.autodiff import array_access as _array_access
 from numba_sim import launch_capture as _launch_capture
 from numba_sim import map_kernels as _map_kernels
@@ -269,6 +270,8 @@ class _TapeGradients:
         self._tape = tape
 
     def __getitem__(self, a):
+        if isinstance(a, _Struct):
+            return _gradients.grad(a)  # a struct of its arrays' gradients
         gradient = _gradients.grad_or_none(a)
         if gradient is None:
             raise KeyError(f"tape.gradients: no gradient registered beside this "
