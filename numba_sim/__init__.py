@@ -14,7 +14,8 @@ from numba_sim import spatial as _spatial  # noqa: E402
 from numba_sim import config  # noqa: E402
 from numba_sim.config import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING  # noqa: E402
 from numba_sim.arrays import (  # noqa: E402
-    array, empty, from_numpy, full, ones, to_numpy, view, zeros, zeros_like,
+    array, clone, empty, empty_like, from_numpy, full, full_like, ones, ones_like, to_numpy, view,
+    zeros, zeros_like,
 )
 from numba_sim.arrays import array1d, array2d, array3d, array4d, fixedarray  # noqa: E402
 from numba_sim.host_compat import (  # noqa: E402
@@ -58,7 +59,7 @@ __all__ = sorted(
     + list(_spatial.__all__) + list(_warp_math.__all__) + [
         "array", "capture", "config", "cuda_args", "empty", "from_numpy", "full", "func",
         "kernel", "launch", "overload", "ones", "struct", "synchronize", "tid", "to_numpy", "view",
-        "zeros", "zeros_like",
+        "zeros", "zeros_like", "empty_like", "ones_like", "full_like", "clone",
     ] + [
         "ScopedCapture", "capture_begin", "capture_end", "capture_if", "capture_launch",
         "capture_while",

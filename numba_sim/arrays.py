@@ -349,20 +349,59 @@ def fill_dtype(value):
                      f"{values.shape}")
 
 
-def zeros_like(a, device=None, requires_grad=None, pinned=False):
-    """Zeros of *a*'s shape and dtype, on *a*'s device (NumPy or CuPy), or on *device*
-    (Warp's keywords, as `zeros`; ``requires_grad=None``: a gradient if *a* has one, as
-    Warp's ``zeros_like``)."""
+def _like(factory, a, device, requires_grad, pinned):
+    """An array of *a*'s shape and dtype made by *factory* ("zeros", "empty", "ones") on
+    *a*'s device (NumPy or CuPy), or on *device*; ``requires_grad=None``: a gradient if *a*
+    has one (Warp's ``*_like``)."""
+    if device_of(a) is None:
+        raise TypeError(f"a: expected a NumPy or CuPy array, got {type(a).__name__}")
     if requires_grad is None:
         requires_grad = autodiff_hooks.has_gradient(a)
     check_warp_keywords(requires_grad, pinned)
     if device is not None:
-        result = _allocate("zeros", a.shape, a.dtype, device)
-    elif device_of(a) == "cuda":
-        result = cupy_module().zeros_like(a)
+        result = _allocate(factory, a.shape, a.dtype, device)
     else:
-        result = np.zeros_like(a)
+        module = cupy_module() if device_of(a) == "cuda" else np
+        result = getattr(module, f"{factory}_like")(a)
     return with_gradient(result, requires_grad)
+
+
+def zeros_like(a, device=None, requires_grad=None, pinned=False):
+    """Zeros of *a*'s shape and dtype, on *a*'s device (NumPy or CuPy), or on *device*
+    (Warp's keywords, as `zeros`; ``requires_grad=None``: a gradient if *a* has one, as
+    Warp's ``zeros_like``)."""
+    return _like("zeros", a, device, requires_grad, pinned)
+
+
+def empty_like(a, device=None, requires_grad=None, pinned=False):
+    """An uninitialized array like *a* (Warp's ``empty_like``; keywords as `zeros_like`)."""
+    return _like("empty", a, device, requires_grad, pinned)
+
+
+def ones_like(a, device=None, requires_grad=None, pinned=False):
+    """Ones like *a* (Warp's ``ones_like``; keywords as `zeros_like`)."""
+    return _like("ones", a, device, requires_grad, pinned)
+
+
+def full_like(a, value, device=None, requires_grad=None, pinned=False):
+    """An array like *a* with every element *value* (Warp's ``full_like``; a scalar, or a
+    value of the element's type; keywords as `zeros_like`)."""
+    result = _like("empty", a, device, requires_grad, pinned)
+    result[...] = value if device_of(result) == "cuda" else np.asarray(value)
+    return result
+
+
+def clone(a, device=None, requires_grad=None, pinned=False):
+    """A C-contiguous copy of *a*, on its device or on *device* (Warp's ``clone``;
+    ``requires_grad=None``: a gradient if *a* has one)."""
+    result = _like("empty", a, device, requires_grad, pinned)
+    if device_of(result) == device_of(a):
+        result[...] = a
+    elif device_of(result) == "cuda":
+        result.set(np.ascontiguousarray(a))
+    else:
+        result[...] = a.get()
+    return result
 
 
 def from_numpy(a, dtype=None, shape=None, device=None, requires_grad=False):

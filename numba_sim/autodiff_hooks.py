@@ -17,6 +17,8 @@ adj_outputs)``: numba_sim/autodiff/adjoint_launch.py."""
 register_gradient = None
 """``register_gradient(array)``: numba_sim/autodiff/gradients.py's ``requires_grad``."""
 has_gradient = None
+gradient_or_scratch = None
+"""numba_sim.autodiff.adjoint_launch.gradient_or_scratch: an array's adjoint argument by default."""
 """``has_gradient(array)``: numba_sim/autodiff/gradients.py's ``has_grad``."""
 
 adjoint_compile_arguments = None

@@ -69,7 +69,8 @@ class RecordedLaunch:
     def launch(self, stream=None):
         if not self._checked:
             self._check()
-        if autodiff_hooks.tapes:  # run under a sim.Tape: recorded on it, as sim.launch is
+        if autodiff_hooks.tapes and not hasattr(self.kernel, "forward_kernel"):
+            # run under a sim.Tape: recorded on it, as sim.launch is (an adjoint is not)
             autodiff_hooks.tapes[-1].record_launch(self.kernel, self.dims, self._bound, [],
                                                    None, stream)
         self._launcher(self.dims, self._count, self._bound,
@@ -102,11 +103,12 @@ class RecordedLaunch:
             self._launcher = launcher._no_launch
 
     def set_param_at_index(self, index, value, adjoint=False):
-        """Warp's ``Launch.set_param_at_index``: the argument at *index* is *value* from now."""
+        """Warp's ``Launch.set_param_at_index``: the argument at *index* is *value* from now;
+        with ``adjoint=True`` (a recorded adjoint launch), the adjoint of the kernel's
+        parameter at *index*."""
+        forward = getattr(self.kernel, "forward_kernel", None)
         if adjoint:
-            raise NotImplementedError("adjoint=True: a recorded launch's adjoint arguments are not "
-                                      "supported; launch the adjoint with sim.launch(..., "
-                                      "adjoint=True, adj_inputs=...)")
+            index = self._adjoint_index(forward, index)
         parameters = self.kernel.parameters
         if not isinstance(index, int) or not 0 <= index < len(parameters):
             raise IndexError(f"index: expected a parameter position from 0 to "
@@ -124,6 +126,40 @@ class RecordedLaunch:
                              f"{device} but the launch is on {self._device_kind()}")
         self._bound[index] = bound
         self._checked = False
+        if forward is not None and not adjoint:
+            self._update_struct_fields(forward, parameter.name, value)
+            if parameter.name in self.kernel.adjoint_parameters and parameter.array is not None:
+                # Warp's rule: a forward array's adjoint is its gradient until set
+                gradient = autodiff_hooks.gradient_or_scratch(value)
+                self.set_param_at_index(index, gradient, adjoint=True)
+
+    def _adjoint_index(self, forward, index):
+        """The position in an adjoint kernel's arguments of the adjoint of the forward
+        kernel's parameter at *index*."""
+        if forward is None:
+            raise ValueError(f"adjoint: {self.kernel.__qualname__} is not an adjoint launch "
+                             f"(record one with sim.launch(..., adjoint=True, record_cmd=True) "
+                             f"or sim.Launch(kernel, device, adjoint=True))")
+        names = [p.name for p in forward.parameters]
+        if not isinstance(index, int) or not 0 <= index < len(names):
+            raise IndexError(f"index: expected a parameter position from 0 to "
+                             f"{len(names) - 1} of {forward.__qualname__}, got {index!r}")
+        if names[index] not in self.kernel.adjoint_parameters:
+            raise ValueError(f"adjoint: parameter {names[index]!r} of {forward.__qualname__} "
+                             f"is not differentiable (it has no adjoint)")
+        return len(names) + len(self.kernel.struct_fields) + \
+            self.kernel.adjoint_parameters.index(names[index])
+
+    def _update_struct_fields(self, forward, name, value):
+        """A struct argument set on an adjoint launch: the arrays the adjoint takes from it."""
+        offset = len(forward.parameters)
+        for k, (struct_name, chain) in enumerate(self.kernel.struct_fields):
+            if struct_name == name:
+                field = value
+                for attribute in chain:
+                    field = None if field is None else getattr(field, attribute)
+                self._bound[offset + k] = self.kernel.parameters[offset + k].bind(
+                    self.kernel, field)[0]
 
     def set_param_by_name(self, name, value, adjoint=False):
         """Warp's ``Launch.set_param_by_name``."""
@@ -161,17 +197,15 @@ def Launch(kernel, device=None, params=None, bounds=None, max_blocks=0, block_di
     """Warp's ``wp.Launch(kernel, device)``: a recorded launch of *kernel* on *device*, with
     *params* (zero arguments by default: null arrays, zero scalars and values) over
     *bounds* threads (none by default: ``set_dim``); *max_blocks* and *block_dim* are
-    Warp's CUDA block settings (numba_sim picks its own blocks)."""
+    Warp's CUDA block settings (numba_sim picks its own blocks); with *adjoint*, the launch
+    of the kernel's adjoint, whose adjoint arguments ``set_param_*(..., adjoint=True)`` set
+    (by default the gradients registered beside the arrays)."""
     from numba_sim import launcher  # import cycle: launcher.launch makes RecordedLaunches
 
-    if adjoint:
-        raise NotImplementedError("adjoint=True: recorded adjoint launches are not supported; "
-                                  "launch the adjoint with sim.launch(..., adjoint=True, "
-                                  "adj_inputs=...), or record the forward under a sim.Tape")
     if params is None:
         params = [_default_argument(p) for p in kernel.parameters]
     recorded = launcher.launch(kernel, dim=0 if bounds is None else bounds, inputs=params,
-                               device=device, record_cmd=True)
+                               device=device, record_cmd=True, adjoint=adjoint)
     if device is not None:
         recorded._target = arrays.parse_device(device)[0]
     return recorded

@@ -218,8 +218,39 @@ def test_adjoint_launch_arguments_name_the_parameter():
     with pytest.raises(TypeError, match="adj_inputs / adj_outputs: given without adjoint"):
         with sim.Tape():
             sim.launch(scaled, 2, inputs=[x, y, 1.0], adj_inputs=[None, None, None])
-    with pytest.raises(TypeError, match="record_cmd"):
-        sim.launch(scaled, 2, inputs=[x, y, 1.0], adjoint=True, record_cmd=True)
+    command = sim.launch(scaled, 2, inputs=[x, y, 1.0], adjoint=True, record_cmd=True)
+    with pytest.raises(IndexError, match="index"):
+        command.set_param_at_index(7, x, adjoint=True)
+    forward = sim.launch(scaled, 2, inputs=[x, y, 1.0], record_cmd=True)
+    with pytest.raises(ValueError, match="not an adjoint launch"):
+        forward.set_param_at_index(0, x, adjoint=True)
+
+
+def test_recorded_adjoint_launches_take_gradients_and_set_adjoints():
+    """Warp's record_cmd=True with adjoint=True, and Launch(kernel, device, adjoint=True):
+    the adjoint's arguments are the registered gradients until set with adjoint=True."""
+    x = sim.from_numpy(np.array([1.0, 2.0]), dtype=f64, requires_grad=True)
+    y = sim.zeros(2, dtype=f64, requires_grad=True)
+    sim.grad(y)[:] = 1.0
+    command = sim.launch(square, 2, inputs=[x, y], adjoint=True, record_cmd=True)
+    command.launch()
+    command.launch()  # accumulates, as two adjoint launches
+    np.testing.assert_allclose(sim.grad(x), [4.0, 8.0])
+    empty = sim.Launch(square, "cpu", adjoint=True)
+    empty.set_param_by_name("x", x)
+    empty.set_param_by_name("y", y)
+    empty.set_dim(2)
+    sim.grad(x)[:] = 0.0
+    empty.launch()
+    np.testing.assert_allclose(sim.grad(x), [2.0, 4.0])
+    other, other_grad = np.array([3.0, 4.0, 5.0]), np.zeros(3)
+    empty.set_param_by_name("x", other)  # no gradient registered: a scratch adjoint ...
+    empty.set_param_by_name("y", np.zeros(3))
+    empty.set_param_by_name("x", other_grad, adjoint=True)  # ... until one is set
+    empty.set_param_at_index(1, np.ones(3), adjoint=True)
+    empty.set_dim(3)
+    empty.launch()
+    np.testing.assert_allclose(other_grad, 2.0 * other)
 
 
 def test_enable_backward_false_skips_the_adjoint():

@@ -134,6 +134,32 @@ def test_allocation_helpers_take_warps_keywords():
         shape=(2,), dtype=float, device="cpu").numpy())
 
 
+def test_like_helpers_follow_their_source_and_its_gradient():
+    """Warp's empty_like / ones_like / full_like / clone (and zeros_like): the source's
+    shape, dtype and device; requires_grad=None gives a gradient when the source has one."""
+    a = sim.array(np.arange(6.0).reshape(3, 2), dtype=sim.vec2, requires_grad=True)
+    plain = sim.zeros(4, dtype=sim.int32)
+    for factory in (sim.zeros_like, sim.empty_like, sim.ones_like, sim.clone):
+        made = factory(a)
+        assert made.shape == a.shape and made.dtype == a.dtype and made is not a
+        assert sim.grad(made).shape == a.shape  # a's gradient: so has the result
+        assert factory(a, requires_grad=False) is not None
+        with pytest.raises(KeyError):
+            sim.grad(factory(plain))
+    np.testing.assert_array_equal(sim.ones_like(plain), np.ones(4))
+    np.testing.assert_array_equal(sim.full_like(a, sim.vec2(1.0, 2.0)), [[1.0, 2.0]] * 3)
+    np.testing.assert_array_equal(sim.full_like(plain, 7), [7] * 4)
+    copied = sim.clone(a[::2])
+    assert copied.flags.c_contiguous
+    np.testing.assert_array_equal(copied, a[::2])
+    copied[0, 0] = 99.0
+    assert a[0, 0] == 0.0  # a copy, not a view
+    with pytest.raises(TypeError, match="a: expected a NumPy or CuPy array"):
+        sim.ones_like([1.0, 2.0])
+    with pytest.raises(TypeError, match="requires_grad"):
+        sim.empty_like(a, requires_grad="yes")
+
+
 def test_get_device_and_its_attributes():
     cpu = sim.get_device("cpu")
     wp_cpu = wp.get_device("cpu")

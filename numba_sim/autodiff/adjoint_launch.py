@@ -29,11 +29,8 @@ def _ndim(dim):
 def _adjoint_argument(kernel, parameter, value, adjoint, where):
     """The adjoint argument of *parameter* (whose argument is *value*)."""
     if parameter.array is not None:
-        if adjoint is None:
-            if value is None:
-                return None
-            registered = grad_or_none(value)  # Warp's adjoint then uses the array's .grad
-            return registered if registered is not None else arrays.zeros_like(value)
+        if adjoint is None:  # Warp's adjoint then uses the array's .grad
+            return gradient_or_scratch(value)
         if arrays.device_of(adjoint) is None or tuple(adjoint.shape) != tuple(value.shape) \
                 or adjoint.dtype != value.dtype:
             raise ValueError(f"{where}: the adjoint of {kernel.__qualname__}'s parameter "
@@ -49,9 +46,10 @@ def _adjoint_argument(kernel, parameter, value, adjoint, where):
 
 
 def launch_adjoint(kernel, dim, inputs, outputs, adj_inputs, adj_outputs, device=None,
-                   stream=None):
+                   stream=None, record_cmd=False):
     """``sim.launch(kernel, dim, inputs, outputs, adjoint=True, adj_inputs=...,
-    adj_outputs=...)``."""
+    adj_outputs=...)``; with ``record_cmd``, the recorded launch of the adjoint kernel
+    (whose ``set_param_*(..., adjoint=True)`` set a parameter's adjoint)."""
     if not hasattr(kernel, "parameters"):
         raise TypeError(f"kernel: expected a @sim.kernel, got {kernel!r}")
     inputs, outputs = list(inputs), list(outputs)
@@ -85,9 +83,9 @@ def launch_adjoint(kernel, dim, inputs, outputs, adj_inputs, adj_outputs, device
         value = _field(args[index], chain)
         fields.append(value)
         given = _field(adjoints[index], chain) if isinstance(adjoints[index], Struct) else None
-        field_adjoints.append(given if given is not None else _struct_array_adjoint(value))
-    launcher.launch_forward(adjoint, dim, args + fields + extra + field_adjoints, [], device,
-                            stream)
+        field_adjoints.append(given if given is not None else gradient_or_scratch(value))
+    return launcher.launch_forward(adjoint, dim, args + fields + extra + field_adjoints, [],
+                                   device, stream, record_cmd)
 
 
 def _field(value, chain):
@@ -100,9 +98,10 @@ def _field(value, chain):
     return value
 
 
-def _struct_array_adjoint(value):
-    """The adjoint of a struct's array: its registered gradient (Warp's struct arrays'
-    ``.grad``), else a scratch zero array (what accumulates there is dropped)."""
+def gradient_or_scratch(value):
+    """The adjoint argument of an array given none: its registered gradient (Warp's
+    ``.grad``), else a scratch zero array (what accumulates there is dropped); None for
+    None."""
     if value is None:
         return None
     registered = grad_or_none(value)
@@ -114,11 +113,8 @@ def intercept(kernel, dim, inputs, outputs, device, stream, record_cmd, adjoint,
     """``sim.launch`` with ``adjoint=True`` (the adjoint launch) or while a tape records
     (numba_sim/autodiff_hooks.py)."""
     if adjoint:
-        if record_cmd:
-            raise TypeError("record_cmd: adjoint launches are not recorded as commands; "
-                            "launch them with record_cmd=False")
         return launch_adjoint(kernel, dim, inputs, outputs, adj_inputs, adj_outputs,
-                              device=device, stream=stream)
+                              device=device, stream=stream, record_cmd=record_cmd)
     if adj_inputs is not None or adj_outputs is not None:
         raise TypeError("adj_inputs / adj_outputs: given without adjoint=True")
     if record_cmd or not autodiff_hooks.tapes:
@@ -167,4 +163,5 @@ def adjoint_compile_arguments(kernel, argtypes_or_inputs, ndim):
 
 
 autodiff_hooks.intercept = intercept
+autodiff_hooks.gradient_or_scratch = gradient_or_scratch
 autodiff_hooks.adjoint_compile_arguments = adjoint_compile_arguments

@@ -379,29 +379,31 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
     _launch_capture.host_operation(lambda: target.__setitem__(Ellipsis, part))
 
 
-def clone(a, device=None, requires_grad=False):
-    """``wp.clone(a)``: a copy, on *device* when given."""
-    sim_array = sim.from_numpy(sim.to_numpy(a), device=device or (_arrays.device_of(a) or "cpu"))
-    return sim_array.copy() if sim_array is a else sim_array
+def clone(a, device=None, requires_grad=None, pinned=None, retain_grad=False):
+    """``wp.clone(a)``: ``sim.clone`` (``pinned``/``retain_grad``: Warp's, see `_like`)."""
+    return _like(sim.clone, a, device, requires_grad, pinned, retain_grad)
 
 
-def empty_like(a, device=None, requires_grad=False):
-    _arrays.check_warp_keywords(requires_grad, False)
-    result = _module_of(a).empty_like(a) if device is None else sim.empty(a.shape, a.dtype, device)
-    return _arrays.with_gradient(result, requires_grad)
+def _like(factory, a, device, requires_grad, pinned, retain_grad, *value):
+    """Warp's ``*_like(src, device, requires_grad, pinned, retain_grad)`` as numba_sim's:
+    ``pinned=None`` is Warp's "as the source" (a NumPy array is never pinned);
+    ``retain_grad=True`` is not translated (numba_sim's store adjoints decide it)."""
+    if retain_grad:
+        raise NotImplementedError("retain_grad=True: numba_sim has no per-array flag for it")
+    return factory(a, *value, device=device, requires_grad=requires_grad,
+                   pinned=bool(pinned))
 
 
-def ones_like(a, device=None, requires_grad=False):
-    _arrays.check_warp_keywords(requires_grad, False)
-    result = _module_of(a).ones_like(a) if device is None else sim.ones(a.shape, a.dtype, device)
-    return _arrays.with_gradient(result, requires_grad)
+def empty_like(a, device=None, requires_grad=None, pinned=None, retain_grad=False):
+    return _like(sim.empty_like, a, device, requires_grad, pinned, retain_grad)
 
 
-def full_like(a, value, device=None, requires_grad=False):
-    _arrays.check_warp_keywords(requires_grad, False)
-    result = empty_like(a, device)
-    result[...] = np.asarray(value)
-    return _arrays.with_gradient(result, requires_grad)
+def ones_like(a, device=None, requires_grad=None, pinned=None, retain_grad=False):
+    return _like(sim.ones_like, a, device, requires_grad, pinned, retain_grad)
+
+
+def full_like(a, value, device=None, requires_grad=None, pinned=None, retain_grad=False):
+    return _like(sim.full_like, a, device, requires_grad, pinned, retain_grad, value)
 
 
 _SCALAR_NAMES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
