@@ -863,6 +863,113 @@ SIM_FUNC bool mesh_query_ray(const Mesh* mesh_ptr, vec3f start, vec3f dir, float
     return true;
 }
 
+// Whether the ray start + t * dir meets the mesh at some 0 <= t < max_t (Warp's
+// mesh_query_ray_anyhit): the traversal stops at the first hit it finds.
+SIM_FUNC bool mesh_query_ray_anyhit(const Mesh* mesh_ptr, vec3f start, vec3f dir, float max_t,
+                                    int32 root = -1) {
+    if (mesh_ptr == nullptr || mesh_ptr->num_tris <= 0 || mesh_ptr->bvh.nodes == nullptr) {
+        return false;
+    }
+    const bool finite = is_finite_f(start.x) && is_finite_f(start.y) && is_finite_f(start.z) &&
+                        is_finite_f(dir.x) && is_finite_f(dir.y) && is_finite_f(dir.z);
+    if (!finite || (dir.x == 0.0f && dir.y == 0.0f && dir.z == 0.0f) || !(max_t > 0.0f)) {
+        return false;
+    }
+    const Mesh& mesh = *mesh_ptr;
+    const float s[3] = {start.x, start.y, start.z};
+    const float d[3] = {dir.x, dir.y, dir.z};
+    const float inv[3] = {ray_reciprocal(dir.x), ray_reciprocal(dir.y), ray_reciprocal(dir.z)};
+    const WatertightRay ray = watertight_ray(s, d);
+    float bound = max_t;  // -inf once a hit is found: every pending node is then skipped
+    const auto ray_entry = [&](const BvhNode& node, float& key) {
+        return ray_box(s, inv, node.lower, node.upper, key);
+    };
+    visit_nearest_first(mesh.bvh, bound, ray_entry, [&](const BvhNode& leaf) {
+        for (int32 i = bvh_leaf_begin(leaf); i < leaf.right; ++i) {
+            const float* corners = mesh.leaf_points + 9 * (int64)i;
+            float t, u, v, det;
+            if (watertight_hit(ray, corners, corners + 3, corners + 6, t, u, v, det) &&
+                ((t >= 0.0f) & (t < max_t))) {
+                bound = -inf_f();
+                return;
+            }
+        }
+    }, root);
+    return bound < 0.0f;
+}
+
+// The number of the mesh's triangles that the ray start + t * dir (t >= 0) meets
+// (Warp's mesh_query_ray_count_intersections). The triangle test is watertight:
+// a ray through a shared edge or vertex meets one triangle there, so the
+// count's parity tells inside from outside for a closed mesh.
+SIM_FUNC int32 mesh_query_ray_count_intersections(const Mesh* mesh_ptr, vec3f start, vec3f dir,
+                                                  int32 root = -1) {
+    if (mesh_ptr == nullptr || mesh_ptr->num_tris <= 0 || mesh_ptr->bvh.nodes == nullptr) {
+        return 0;
+    }
+    const bool finite = is_finite_f(start.x) && is_finite_f(start.y) && is_finite_f(start.z) &&
+                        is_finite_f(dir.x) && is_finite_f(dir.y) && is_finite_f(dir.z);
+    if (!finite || (dir.x == 0.0f && dir.y == 0.0f && dir.z == 0.0f)) return 0;
+    const Mesh& mesh = *mesh_ptr;
+    const float s[3] = {start.x, start.y, start.z};
+    const float d[3] = {dir.x, dir.y, dir.z};
+    const float inv[3] = {ray_reciprocal(dir.x), ray_reciprocal(dir.y), ray_reciprocal(dir.z)};
+    const WatertightRay ray = watertight_ray(s, d);
+    const float everywhere = inf_f();
+    int32 count = 0;
+    const auto ray_entry = [&](const BvhNode& node, float& key) {
+        const bool hit = ray_box(s, inv, node.lower, node.upper, key);
+        key = -1.0f;  // every box the ray meets is visited (below +inf)
+        return hit;
+    };
+    visit_nearest_first(mesh.bvh, everywhere, ray_entry, [&](const BvhNode& leaf) {
+        for (int32 i = bvh_leaf_begin(leaf); i < leaf.right; ++i) {
+            const float* corners = mesh.leaf_points + 9 * (int64)i;
+            float t, u, v, det;
+            count += int32(watertight_hit(ray, corners, corners + 3, corners + 6, t, u, v, det) &&
+                           t >= 0.0f);
+        }
+    }, root);
+    return count;
+}
+
+// Warp's random numbers (rand.h), for its parity sign's ray directions.
+SIM_FUNC uint32 warp_rand_pcg(uint32 state) {
+    const uint32 b = state * 747796405u + 2891336453u;
+    const uint32 c = ((b >> ((b >> 28u) + 4u)) ^ b) * 277803737u;
+    return (c >> 22u) ^ c;
+}
+
+SIM_FUNC float warp_randf(uint32& state, float low, float high) {
+    state = warp_rand_pcg(state);
+    return (high - low) * (float(state >> 8) * (1.0f / 16777216.0f)) + low;
+}
+
+// The closest point (as mesh_query_point_no_sign), signed by ray parity (Warp's
+// mesh_query_point_sign_parity): n_sample rays along (1, 1, 1) perturbed by up to
+// perturbation_scale in each component (Warp's fixed seed, 42; the components
+// drawn x, y, z in turn) each vote inside when they cross the mesh an odd number
+// of times; -1 (inside) when at least half vote so.
+SIM_FUNC bool mesh_query_point_sign_parity(const Mesh* mesh_ptr, vec3f p, float max_dist,
+                                           int32 n_sample, float perturbation_scale,
+                                           MeshHit& hit) {
+    if (!mesh_query_point_no_sign(mesh_ptr, p, max_dist, hit)) return false;
+    uint32 state = warp_rand_pcg(42u);
+    int32 votes = 0;
+    for (int32 i = 0; i < n_sample; ++i) {
+        vec3f dir;
+        do {
+            const float x = warp_randf(state, -perturbation_scale, perturbation_scale);
+            const float y = warp_randf(state, -perturbation_scale, perturbation_scale);
+            const float z = warp_randf(state, -perturbation_scale, perturbation_scale);
+            dir = make_vec3f(1.0f + x, 1.0f + y, 1.0f + z);
+        } while (dot(dir, dir) < 1e-8f);
+        votes += mesh_query_ray_count_intersections(mesh_ptr, p, dir) % 2;
+    }
+    hit.sign = 2 * votes >= n_sample ? -1.0f : 1.0f;
+    return true;
+}
+
 // The point of face f with barycentric weights u, v (and 1 - u - v); the
 // origin for a face outside the mesh.
 SIM_FUNC vec3f mesh_eval_position(const Mesh* mesh, int32 f, float u, float v) {

@@ -113,6 +113,32 @@ SIM_EXPORT SIM_HOT int sim_mesh_query_ray(const void* mesh, const float* start, 
                                root);
 }
 
+// Whether the ray meets the mesh at some 0 <= t < max_t (any hit; Warp's anyhit).
+SIM_EXPORT SIM_HOT int sim_mesh_query_ray_anyhit(const void* mesh, const float* start,
+                                                 const float* dir, float max_t, int root) {
+    return sim::mesh_query_ray_anyhit(static_cast<const sim::Mesh*>(mesh), sim::load_vec3f(start),
+                                      sim::load_vec3f(dir), max_t, root);
+}
+
+// How many triangles the ray (t >= 0) meets.
+SIM_EXPORT SIM_HOT int sim_mesh_query_ray_count_intersections(const void* mesh,
+                                                              const float* start,
+                                                              const float* dir, int root) {
+    return sim::mesh_query_ray_count_intersections(static_cast<const sim::Mesh*>(mesh),
+                                                   sim::load_vec3f(start), sim::load_vec3f(dir),
+                                                   root);
+}
+
+// The closest point signed by ray parity; *hit (sign, face, u, v) when one is found.
+SIM_EXPORT SIM_HOT int sim_mesh_query_point_sign_parity(const void* mesh, const float* point,
+                                                        float max_dist, int n_sample,
+                                                        float perturbation_scale, void* hit) {
+    return sim::mesh_query_point_sign_parity(static_cast<const sim::Mesh*>(mesh),
+                                             sim::load_vec3f(point), max_dist, n_sample,
+                                             perturbation_scale,
+                                             *static_cast<sim::MeshHit*>(hit));
+}
+
 // The root of a triangle group's subtree in the mesh's BVH, or -1 (Warp's
 // mesh_get_group_root; see bvh_group_root).
 SIM_EXPORT int sim_mesh_get_group_root(const void* mesh, int group) {

@@ -72,6 +72,22 @@ def ray_queries(mesh, starts, directions, max_t):
 
 
 @numba.njit
+def ray_counts_and_parity_signs(mesh, starts, directions, max_t):
+    """Per ray: (any hit below max_t, the count of triangles met, the parity sign at start)."""
+    n = starts.shape[0]
+    anyhit = np.zeros(n, np.bool_)
+    counts = np.zeros(n, np.int32)
+    signs = np.zeros(n, np.float32)
+    for i in range(n):
+        start = sim.vec3(starts[i, 0], starts[i, 1], starts[i, 2])
+        direction = sim.vec3(directions[i, 0], directions[i, 1], directions[i, 2])
+        anyhit[i] = sim.mesh_query_ray_anyhit(mesh, start, direction, max_t)
+        counts[i] = sim.mesh_query_ray_count_intersections(mesh, start, direction)
+        signs[i] = sim.mesh_query_point_sign_parity(mesh, start, np.float32(1e6)).sign
+    return anyhit, counts, signs
+
+
+@numba.njit
 def box_queries(mesh, lowers, uppers):
     """Faces of each box query as CSR (offsets, faces)."""
     n = lowers.shape[0]
@@ -221,6 +237,36 @@ def test_rays_equal_brute_force(shape):
     found, _, out = check_rays(mesh, points, faces, starts, directions)
     assert found.mean() > 0.3
     found, _, _ = check_rays(mesh, points, faces, starts[:100], directions[:100], max_t=0.7)
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_anyhit_counts_and_parity_signs_equal_brute_force(shape):
+    """Warp's mesh_query_ray_anyhit, mesh_query_ray_count_intersections and
+    mesh_query_point_sign_parity: against all Möller-Trumbore hits and winding numbers;
+    Python mode runs the same native code."""
+    points, faces = SHAPES[shape]()
+    mesh = Mesh(points, faces)
+    starts, directions = random_rays(points, 400, seed=7)
+    anyhit, counts, signs = ray_counts_and_parity_signs(mesh, starts, directions,
+                                                        np.float32(0.7))
+    expected = np.array([len(ray_hits(points, faces, s, d)[0]) for s, d in zip(starts, directions)])
+    np.testing.assert_array_equal(counts, expected)
+    assert (counts > 1).any()
+    np.testing.assert_array_equal(anyhit, [
+        (ray_hits(points, faces, s, d)[0] < 0.7).any() for s, d in zip(starts, directions)])
+    inside = winding_numbers(points, faces, starts) > 0.5
+    np.testing.assert_array_equal(signs < 0, inside)
+    for i in range(0, 400, 37):
+        start, direction = sim.vec3(*starts[i]), sim.vec3(*directions[i])
+        assert sim.mesh_query_ray_anyhit(mesh, start, direction, 0.7) == anyhit[i]
+        assert sim.mesh_query_ray_count_intersections(mesh, start, direction) == counts[i]
+        q = sim.mesh_query_point_sign_parity(mesh.id, start, 1e6, 3, 0.05)
+        assert q.result and q.sign == signs[i]  # three rays vote the same way here
+        r = sim.mesh_query_point_no_sign(mesh, start, 1e6)
+        assert (q.face, q.u, q.v) == (r.face, r.u, r.v)
+    assert sim.mesh_query_point_sign_parity(mesh, sim.vec3(*starts[0]), 1e6, 0).sign == -1.0
+    assert not sim.mesh_query_ray_anyhit(mesh, sim.vec3(*starts[0]), sim.vec3(), 10.0)
+    assert sim.mesh_query_ray_count_intersections(mesh, sim.vec3(), sim.vec3(np.nan, 0, 0)) == 0
 
 
 def test_default_leaf_size_is_the_constructors_and_answers_the_same():
@@ -472,6 +518,23 @@ def test_warp_query_next_form_and_typing_errors_name_the_builtin():
     with pytest.raises(TypingError, match=r"mesh_eval_position\(.*face must be an integer"):
         bad_face(mesh)
 
+    @numba.njit
+    def bad_samples(mesh):
+        return sim.mesh_query_point_sign_parity(mesh, sim.vec3(), 1.0, 1.5).sign
+
+    @numba.njit
+    def bad_root(mesh):
+        return sim.mesh_query_ray_count_intersections(mesh, sim.vec3(), sim.vec3(), 0.5)
+
+    with pytest.raises(TypingError, match=r"sign_parity\(.*n_sample must be an integer"):
+        bad_samples(mesh)
+    with pytest.raises(TypingError, match=r"count_intersections\(.*root must be an integer"):
+        bad_root(mesh)
+    with pytest.raises(TypeError, match=r"root=...\): expected an integer node index"):
+        sim.mesh_query_ray_anyhit(mesh, sim.vec3(), sim.vec3(1, 0, 0), 1.0, 0.5)
+    with pytest.raises(TypeError, match=r"q = sim.mesh_query_point_sign_parity"):
+        sim.mesh_query_point_sign_parity(mesh, sim.vec3(), 1.0, 0.0, 1, 0.0, 0.0)
+
 
 # --------------------------------------------------------------------------
 # Errors
@@ -549,6 +612,7 @@ def test_native_layouts_match():
 
 def test_public_names():
     for name in ("Mesh", "mesh_query_point", "mesh_query_ray", "mesh_query_aabb",
-                 "mesh_eval_position", "mesh_query_aabb_next"):
+                 "mesh_eval_position", "mesh_query_aabb_next", "mesh_query_ray_anyhit",
+                 "mesh_query_ray_count_intersections", "mesh_query_point_sign_parity"):
         assert name in spatial.__all__ and getattr(sim, name) is getattr(spatial, name)
     assert isinstance(Mesh(*cube())._numba_type_, types.Type)

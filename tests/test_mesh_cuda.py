@@ -48,8 +48,12 @@ def mesh_queries_kernel(mesh, queries, out):
         g = sim.mesh_query_ray(mesh, p, sim.vec3(0.0, 0.0, 1.0), 10.0,
                                sim.mesh_get_group_root(mesh, 3))
         vel = sim.mesh_eval_velocity(mesh, q.face, q.u, q.v)
+        hits = sim.mesh_query_ray_count_intersections(mesh, p, sim.vec3(1.0, 0.0, 0.0))
+        anyhit = sim.mesh_query_ray_anyhit(mesh, p, sim.vec3(0.0, 1.0, 0.0), 5.0)
+        parity = sim.mesh_query_point_sign_parity(mesh, p, 10.0, 3, 0.05)
         out[i] = (q.sign + r.t + r.normal.z + x.x + float(count) + (1.0 if q.result else 0.0)
-                  + a.u + b.sign + c.sign + d.v + w.sign + g.t + vel.y)
+                  + a.u + b.sign + c.sign + d.v + w.sign + g.t + vel.y + float(hits)
+                  + (1.0 if anyhit else 0.0) + parity.sign)
 
 
 @pytest.mark.parametrize("handle", [mesh_type, types.uint64], ids=["Mesh", "uint64"])

@@ -31,8 +31,11 @@ from numba_sim.spatial.mesh_query import (
     mesh_query_point,
     mesh_query_point_no_sign,
     mesh_query_point_sign_normal,
+    mesh_query_point_sign_parity,
     mesh_query_point_sign_winding_number,
     mesh_query_ray,
+    mesh_query_ray_anyhit,
+    mesh_query_ray_count_intersections,
     mesh_query_sphere,
 )
 from numba_sim.typing.mesh import MeshResultType, MeshType
@@ -121,18 +124,56 @@ for _count in range(3):
           *([types.float32] * (1 + _count)))(_winding)
 
 
+@lower(mesh_query_point_sign_parity, types.Any, types.Any, types.float32)
+@lower(mesh_query_point_sign_parity, types.Any, types.Any, types.float32, types.int32)
+@lower(mesh_query_point_sign_parity, types.Any, types.Any, types.float32, types.int32,
+       types.float32)
+def lower_mesh_query_point_sign_parity(context, builder, sig, args):
+    mesh, point, max_dist = args[:3]
+    n_sample = args[3] if len(args) > 3 else ir.Constant(_I32, 1)
+    scale = args[4] if len(args) > 4 else context.get_constant(types.float32, 0.1)
+    hit = _hit_buffer(builder)
+    found = native.call_native(
+        context, builder, "sim_mesh_query_point_sign_parity", _I32,
+        [handle_pointer(context, builder, sig.args[0], mesh), vec3_buffer(builder, point),
+         max_dist, n_sample, scale, builder.bitcast(hit, BYTE_POINTER)],
+    )
+    return _result(context, builder, sig.return_type, found, hit)
+
+
+def _ray_arguments(context, builder, sig, args, scalars):
+    """(mesh, start, dir, *the *scalars* leading arguments, root) of a ray query's call."""
+    mesh, start, direction = args[:3]
+    root = args[3 + scalars] if len(args) > 3 + scalars else ir.Constant(_I32, -1)
+    return [handle_pointer(context, builder, sig.args[0], mesh), vec3_buffer(builder, start),
+            vec3_buffer(builder, direction), *args[3:3 + scalars], root]
+
+
 @lower(mesh_query_ray, types.Any, types.Any, types.Any, types.float32)
 @lower(mesh_query_ray, types.Any, types.Any, types.Any, types.float32, types.int32)
 def lower_mesh_query_ray(context, builder, sig, args):
-    mesh, start, direction, max_t = args[:4]
-    root = args[4] if len(args) == 5 else ir.Constant(_I32, -1)
+    mesh, start, direction, max_t, root = _ray_arguments(context, builder, sig, args, 1)
     hit = _hit_buffer(builder)
     found = native.call_native(
         context, builder, "sim_mesh_query_ray", _I32,
-        [handle_pointer(context, builder, sig.args[0], mesh), vec3_buffer(builder, start),
-         vec3_buffer(builder, direction), max_t, builder.bitcast(hit, BYTE_POINTER), root],
+        [mesh, start, direction, max_t, builder.bitcast(hit, BYTE_POINTER), root],
     )
     return _result(context, builder, sig.return_type, found, hit)
+
+
+@lower(mesh_query_ray_anyhit, types.Any, types.Any, types.Any, types.float32)
+@lower(mesh_query_ray_anyhit, types.Any, types.Any, types.Any, types.float32, types.int32)
+def lower_mesh_query_ray_anyhit(context, builder, sig, args):
+    found = native.call_native(context, builder, "sim_mesh_query_ray_anyhit", _I32,
+                               _ray_arguments(context, builder, sig, args, 1))
+    return builder.icmp_signed("!=", found, ir.Constant(_I32, 0))
+
+
+@lower(mesh_query_ray_count_intersections, types.Any, types.Any, types.Any)
+@lower(mesh_query_ray_count_intersections, types.Any, types.Any, types.Any, types.int32)
+def lower_mesh_query_ray_count_intersections(context, builder, sig, args):
+    return native.call_native(context, builder, "sim_mesh_query_ray_count_intersections", _I32,
+                              _ray_arguments(context, builder, sig, args, 0))
 
 
 @lower(mesh_get_group_root, types.Any, types.int32)

@@ -36,8 +36,11 @@ from numba_sim.spatial.mesh_query import (
     mesh_query_point,
     mesh_query_point_no_sign,
     mesh_query_point_sign_normal,
+    mesh_query_point_sign_parity,
     mesh_query_point_sign_winding_number,
     mesh_query_ray,
+    mesh_query_ray_anyhit,
+    mesh_query_ray_count_intersections,
     mesh_query_sphere,
 )
 
@@ -48,4 +51,6 @@ __all__ = ["HashGrid", "hash_grid_query", "hash_grid_point_id", "hash_grid_query
            "mesh_query_furthest_point_no_sign", "mesh_query_point_sign_winding_number",
            "mesh_get_group_root", "mesh_eval_velocity", "is_cubql_available",
            "bvh_query_sphere", "mesh_query_sphere", "mesh_query_next", "BvhQuery",
-           "MeshQuery", "MeshQueryAABB", "mesh_get_bvh", "bvh_query_capsule"]
+           "MeshQuery", "MeshQueryAABB", "mesh_get_bvh", "bvh_query_capsule",
+           "mesh_query_point_sign_parity", "mesh_query_ray_anyhit",
+           "mesh_query_ray_count_intersections"]

@@ -2,8 +2,8 @@
 
 ``mesh_query_point`` (and Warp's variants ``mesh_query_point_no_sign``,
 ``mesh_query_point_sign_normal``, ``mesh_query_point_sign_winding_number``,
-``mesh_query_furthest_point_no_sign``),
-``mesh_query_ray``, ``mesh_query_aabb`` and ``mesh_eval_position`` (and Warp's ``mesh_query_aabb_next``, which numba_sim
+``mesh_query_point_sign_parity``, ``mesh_query_furthest_point_no_sign``),
+``mesh_query_ray`` (and ``mesh_query_ray_anyhit``, ``mesh_query_ray_count_intersections``), ``mesh_query_aabb`` and ``mesh_eval_position`` (and Warp's ``mesh_query_aabb_next``, which numba_sim
 replaces by ``for f in mesh_query_aabb(...)`` loops) are typed and lowered for
 compiled code in :mod:`numba_sim.typing.mesh` / :mod:`numba_sim.lowering.mesh`.
 Called from Python they run the very same ``cuda_src/mesh.h`` code of the
@@ -110,6 +110,9 @@ OUT_ARGUMENT_FORMS = {
     "mesh_query_point_sign_winding_number": (
         "mesh, point, max_dist, inside, face, bary_u, bary_v[, accuracy, threshold]",
         "mesh_query_point_sign_winding_number(mesh, point, max_dist[, accuracy, threshold])"),
+    "mesh_query_point_sign_parity": (
+        "mesh, point, max_dist, inside, face, bary_u, bary_v[, n_sample, perturbation_scale]",
+        "mesh_query_point_sign_parity(mesh, point, max_dist[, n_sample, perturbation_scale])"),
 }
 
 
@@ -216,6 +219,59 @@ def mesh_query_ray(mesh, start, dir, max_t, root=-1):
     return out
 
 
+def _ray_arguments(mesh, start, dir, root, function):
+    mesh = _mesh(mesh, function)
+    return (mesh, vec3_argument(start, function, "start"), vec3_argument(dir, function, "dir"),
+            root_argument(root, function))
+
+
+def mesh_query_ray_anyhit(mesh, start, dir, max_t, root=-1):
+    """Whether the ray ``start + t * dir`` meets ``mesh`` at some ``0 <= t < max_t``
+    (Warp's): :func:`mesh_query_ray`'s test, stopping at the first hit found (cheaper when
+    only the answer is needed, as for shadow rays). ``root``: as for ``mesh_query_ray``."""
+    mesh, s, d, root = _ray_arguments(mesh, start, dir, root, "mesh_query_ray_anyhit")
+    with mesh._lock:
+        return bool(host_functions["sim_mesh_query_ray_anyhit"](
+            mesh.id, address(s), address(d), float(max_t), root))
+
+
+def mesh_query_ray_count_intersections(mesh, start, dir, root=-1):
+    """How many of ``mesh``'s triangles the ray ``start + t * dir`` (``t >= 0``) meets
+    (Warp's), int32. The triangle test is watertight: a ray through a shared edge or vertex
+    counts one triangle there, so an odd count means ``start`` is inside a closed mesh."""
+    mesh, s, d, root = _ray_arguments(mesh, start, dir, root,
+                                      "mesh_query_ray_count_intersections")
+    with mesh._lock:
+        return np.int32(host_functions["sim_mesh_query_ray_count_intersections"](
+            mesh.id, address(s), address(d), root))
+
+
+def mesh_query_point_sign_parity(mesh, point, max_dist, n_sample=1, perturbation_scale=0.1,
+                                 *out_arguments):
+    """The closest point (as :func:`mesh_query_point_no_sign`), signed by ray parity (Warp's):
+    ``n_sample`` rays from ``point`` along ``(1, 1, 1)`` perturbed per axis by up to
+    ``perturbation_scale`` (Warp's fixed seed: the same rays every call) each vote inside
+    when they cross the mesh an odd number of times; ``.sign`` is -1 (inside) when at least
+    half do (so a non-positive ``n_sample`` means inside). For closed meshes; the sign looks
+    at the whole mesh, ``max_dist`` bounds only the closest point. Returns a
+    ``MeshQueryPoint``."""
+    if out_arguments or isinstance(n_sample, (bool, np.bool_)) or \
+            not isinstance(n_sample, (int, np.integer)) or \
+            not isinstance(perturbation_scale, (int, float, np.integer, np.floating)):
+        _refuse_out_arguments("mesh_query_point_sign_parity", True)
+    mesh = _mesh(mesh, "mesh_query_point_sign_parity")
+    p = vec3_argument(point, "mesh_query_point_sign_parity", "point")
+    hit = np.zeros(MESH_HIT_BYTES // 4, dtype=np.uint32)
+    with mesh._lock:
+        found = host_functions["sim_mesh_query_point_sign_parity"](
+            mesh.id, address(p), float(max_dist), int(n_sample), float(perturbation_scale),
+            address(hit))
+    _, u, v, sign, _, face = _hit_fields(hit)
+    out = MeshQueryPoint()
+    out.result, out.sign, out.face, out.u, out.v = bool(found), sign, face, u, v
+    return out
+
+
 def mesh_get_group_root(mesh, group):
     """The BVH node at the root of triangle group ``group`` of ``mesh`` (Warp's), or -1.
 
@@ -315,6 +371,7 @@ KERNEL_OUT_FORMS = {
     mesh_query_furthest_point_no_sign: (3, ("face", "u", "v"), 0),
     mesh_query_point_sign_normal: (3, ("sign", "face", "u", "v"), 1),
     mesh_query_point_sign_winding_number: (3, ("sign", "face", "u", "v"), 2),
+    mesh_query_point_sign_parity: (3, ("sign", "face", "u", "v"), 2),
     mesh_query_ray: (4, ("t", "u", "v", "sign", "normal", "face"), 1),
 }
 

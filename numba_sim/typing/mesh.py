@@ -35,8 +35,11 @@ from numba_sim.spatial.mesh_query import (
     mesh_query_point,
     mesh_query_point_no_sign,
     mesh_query_point_sign_normal,
+    mesh_query_point_sign_parity,
     mesh_query_point_sign_winding_number,
     mesh_query_ray,
+    mesh_query_ray_anyhit,
+    mesh_query_ray_count_intersections,
     out_argument_message,
 )
 from numba_sim.typing.bvh import box_query_signature, sphere_query_signature
@@ -149,23 +152,61 @@ class MeshQueryPointSignWindingNumberTyping(AbstractTemplate):
                                      optional=("accuracy", "threshold"))
 
 
+@typing_registry.register_global(mesh_query_point_sign_parity)
+class MeshQueryPointSignParityTyping(AbstractTemplate):
+    def generic(self, args, kws):
+        name = "mesh_query_point_sign_parity"
+        if not kws and len(args) > 5:
+            fail(name, args, out_argument_message(name, *OUT_ARGUMENT_FORMS[name]))
+        names = ("mesh", "point", "max_dist", "n_sample", "perturbation_scale")
+        check_arity(name, args, kws, names[:max(3, len(args))] if not kws else names[:3])
+        handle = handle_argument(name, args, args[0], mesh_type)
+        check_vec3(name, args, args[1], "point")
+        scalars = [_float32(name, args, args[2], "max_dist")]
+        if len(args) > 3:
+            check_number(name, args, args[3], "n_sample", kind=types.Integer)
+            scalars.append(types.int32)
+        if len(args) > 4:
+            scalars.append(_float32(name, args, args[4], "perturbation_scale"))
+        return signature(mesh_query_point_type, handle, value_type_by_name("vec3"), *scalars)
+
+
+def ray_query_signature(name, result, args, kws, max_t=True):
+    """The typing of the ray queries: (mesh, start, dir[, max_t][, root]) -> *result*."""
+    names = ("mesh", "start", "dir") + (("max_t",) if max_t else ())
+    if not kws and len(args) == len(names) + 1:
+        names += ("root",)
+    check_arity(name, args, kws, names)
+    handle = handle_argument(name, args, args[0], mesh_type)
+    check_vec3(name, args, args[1], "start")
+    check_vec3(name, args, args[2], "dir")
+    vec3 = value_type_by_name("vec3")
+    argtypes = [handle, vec3, vec3]
+    if max_t:
+        argtypes.append(_float32(name, args, args[3], "max_t"))
+    if names[-1] == "root":
+        check_number(name, args, args[-1], "root", kind=types.Integer)
+        argtypes.append(types.int32)
+    return signature(result, *argtypes)
+
+
 @typing_registry.register_global(mesh_query_ray)
 class MeshQueryRayTyping(AbstractTemplate):
     def generic(self, args, kws):
-        name = "mesh_query_ray"
-        names = ("mesh", "start", "dir", "max_t")
-        if not kws and len(args) == 5:
-            names += ("root",)
-        check_arity(name, args, kws, names)
-        handle = handle_argument(name, args, args[0], mesh_type)
-        check_vec3(name, args, args[1], "start")
-        check_vec3(name, args, args[2], "dir")
-        max_t = _float32(name, args, args[3], "max_t")
-        vec3 = value_type_by_name("vec3")
-        if len(args) == 5:
-            check_number(name, args, args[4], "root", kind=types.Integer)
-            return signature(mesh_query_ray_type, handle, vec3, vec3, max_t, types.int32)
-        return signature(mesh_query_ray_type, handle, vec3, vec3, max_t)
+        return ray_query_signature("mesh_query_ray", mesh_query_ray_type, args, kws)
+
+
+@typing_registry.register_global(mesh_query_ray_anyhit)
+class MeshQueryRayAnyhitTyping(AbstractTemplate):
+    def generic(self, args, kws):
+        return ray_query_signature("mesh_query_ray_anyhit", types.boolean, args, kws)
+
+
+@typing_registry.register_global(mesh_query_ray_count_intersections)
+class MeshQueryRayCountIntersectionsTyping(AbstractTemplate):
+    def generic(self, args, kws):
+        return ray_query_signature("mesh_query_ray_count_intersections", types.int32, args, kws,
+                                   max_t=False)
 
 
 @typing_registry.register_global(mesh_get_group_root)

@@ -1,8 +1,10 @@
 """Warp's mesh point-query variants on a real GPU answer like the CPU mesh.
 
 mesh_query_point_no_sign, mesh_query_point_sign_normal,
-mesh_query_furthest_point_no_sign and mesh_query_point_sign_winding_number
-(the winding number's node expansions built level by level on the GPU) from a
+mesh_query_furthest_point_no_sign, mesh_query_point_sign_winding_number
+(the winding number's node expansions built level by level on the GPU),
+mesh_query_point_sign_parity, mesh_query_ray_count_intersections and
+mesh_query_ray_anyhit from a
 CUDA kernel against the same loop compiled for the CPU, for a tree built the
 same way (SAH: built on the host). The device contracts multiply-adds into
 FMAs, so distances agree to float32 rounding and signs away from the surface.
@@ -34,7 +36,11 @@ def variants(mesh, p, out):
     out[1] = b.sign
     out[2] = sim.length(sim.mesh_eval_position(mesh, c.face, c.u, c.v) - p)
     out[3] = d.sign
-    out[4] = 1.0 if (a.result and b.result and c.result and d.result) else 0.0
+    e = sim.mesh_query_point_sign_parity(mesh, p, 100.0, 3)
+    out[4] = 1.0 if (a.result and b.result and c.result and d.result and e.result) else 0.0
+    out[5] = e.sign
+    out[6] = float(sim.mesh_query_ray_count_intersections(mesh, p, sim.vec3(0.3, 1.0, 0.2)))
+    out[7] = 1.0 if sim.mesh_query_ray_anyhit(mesh, p, sim.vec3(-1.0, 0.1, 0.2), 0.5) else 0.0
 
 
 variants_on_cpu = numba.njit(variants)
@@ -62,9 +68,9 @@ def test_gpu_variants_match_cpu(shape):
     cpu_mesh = spatial.Mesh(points, faces, bvh_constructor="sah", support_winding_number=True)
     gpu_mesh = spatial.Mesh(cuda.to_device(points), cuda.to_device(faces), bvh_constructor="sah",
                             support_winding_number=True)
-    expected = np.zeros((len(queries), 5), np.float32)
+    expected = np.zeros((len(queries), 8), np.float32)
     queries_cpu(cpu_mesh, queries, expected)
-    got = cuda.to_device(np.zeros((len(queries), 5), np.float32))
+    got = cuda.to_device(np.zeros((len(queries), 8), np.float32))
     queries_kernel[(len(queries) + 127) // 128, 128](gpu_mesh, cuda.to_device(queries), got)
     got = got.copy_to_host()
     assert (got[:, 4] == 1.0).all() and (expected[:, 4] == 1.0).all()
@@ -73,6 +79,9 @@ def test_gpu_variants_match_cpu(shape):
     assert np.array_equal(got[far, 1], expected[far, 1])
     clear = far & (np.abs(winding_numbers(points, faces, queries) - 0.5) > 0.05)
     assert np.array_equal(got[clear, 3], expected[clear, 3])
+    assert np.array_equal(got[clear, 5], expected[clear, 5])  # parity: inside is inside
+    assert (got[:, 6] == expected[:, 6]).mean() > 0.999  # grazing rays may differ in the FMAs
+    assert (got[:, 7] == expected[:, 7]).mean() > 0.999
     # refits rebuild the expansions on the GPU too
     moved = (points * np.float32(1.3)).astype(np.float32)
     cpu_mesh.points = moved
