@@ -185,6 +185,13 @@ def atomics(x: A, y: A):
 
 
 @sim.kernel
+def vector_atomics(v: sim.array(dtype=sim.vec3d), low: sim.array(dtype=sim.vec3d)):
+    i = sim.tid()
+    sim.atomic_min(low, 0, v[i])
+    sim.atomic_max(low, 1, v[i])
+
+
+@sim.kernel
 def noisy_product(x: A, n: int, y: A):
     # random draws in a replayed loop: the adjoint draws the forward pass's numbers again
     i = sim.tid()
@@ -493,7 +500,8 @@ def test_adjoint_kernel_compiles_and_links_for_cuda_offline(offline_cuda):
     for kernel, arguments in ((running_product, [x, N, np.zeros(1)]),
                               (vectors, [np.zeros((N, 3)), y]),
                               (noisy_product, [x, 3, np.zeros(2)]),
-                              (atomics, [x, np.zeros(3 + N)])):
+                              (atomics, [x, np.zeros(3 + N)]),
+                              (vector_atomics, [np.zeros((N, 3)), np.zeros((2, 3))])):
         library = kernel.compile("cuda", arguments, cc=(7, 5), adjoint=True)
         assert bytes(library.get_cubin(cc=(7, 5)).code)[:4] == b"\x7fELF", kernel.key
 

@@ -433,3 +433,33 @@ def test_struct_arrays_have_gradients_and_scalar_fields_are_constants():
     assert not sim.grad(p.w).any() and not sim.grad(x).any()
     with pytest.raises(KeyError, match="no gradient registered for an array of this Scaling"):
         sim.grad(Scaling())
+
+
+@sim.kernel
+def vector_extremes(values: sim.array(dtype=sim.vec3d), low: sim.array(dtype=sim.vec3d),
+                    high: sim.array(dtype=sim.vec3d)):
+    i = sim.tid()
+    sim.atomic_min(low, 0, values[i])
+    sim.atomic_max(high, 0, values[i])
+
+
+def test_vector_atomic_min_max_route_each_component_to_its_winner():
+    """Warp's rule, component by component: each component's gradient goes to the value
+    that holds that component's minimum (maximum), which differs between components."""
+    values_np = np.array([[1.0, 5.0, 3.0], [2.0, 0.5, 9.0], [0.0, 7.0, 4.0]])
+    values = sim.from_numpy(values_np, dtype=sim.vec3d, requires_grad=True)
+    low = sim.full(1, sim.vec3d(1e9, 1e9, 1e9), requires_grad=True)
+    high = sim.full(1, sim.vec3d(-1e9, -1e9, -1e9), requires_grad=True)
+    tape = sim.Tape()
+    with tape:
+        sim.launch(vector_extremes, 3, inputs=[values, low, high])
+    np.testing.assert_array_equal(low[0], values_np.min(0))
+    tape.backward(grads=[(low, np.array([[1.0, 2.0, 3.0]]))])
+    expected = np.zeros((3, 3))
+    expected[values_np.argmin(0), [0, 1, 2]] = [1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(sim.grad(values), expected)
+    tape.zero()
+    tape.backward(grads=[(high, np.ones((1, 3)))])
+    expected = np.zeros((3, 3))
+    expected[values_np.argmax(0), [0, 1, 2]] = 1.0
+    np.testing.assert_array_equal(sim.grad(values), expected)

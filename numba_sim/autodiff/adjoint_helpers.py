@@ -3,13 +3,16 @@
 ``zero_of(x)`` is a zero of ``x``'s type (a scalar, a vector, a matrix...: the type's null
 constant), so that an adjoint starts as the zero of its value's type whatever that type is
 (the adjoint source is generated before any typing).  It is a core Numba intrinsic, so it
-compiles for the CPU and for CUDA.
+compiles for the CPU and for CUDA; so is ``winner_adjoint``, the componentwise adjoint of
+``atomic_min`` / ``atomic_max``.
 """
 
 from numba.core import types
 from numba.core.extending import intrinsic
 
+from numba_sim import algebra
 from numba_sim.typing.random_state import RandomStateType
+from numba_sim.typing.value_types import ValueType
 
 
 def _plain(numba_type):
@@ -30,7 +33,32 @@ def zero_of(typingctx, value):
     return result(value), codegen
 
 
-HELPERS = {"__sim_zero_of": zero_of}
+@intrinsic
+def winner_adjoint(typingctx, held, value, adjoint):
+    """*adjoint* where *held* equals *value*, component by component, else 0: the adjoint an
+    ``atomic_min`` / ``atomic_max`` gives its value (Warp's rule: to the winning value, each
+    component of a vector or matrix on its own)."""
+    held, value, adjoint = (_plain(t) for t in (held, value, adjoint))
+    if held != adjoint or not (isinstance(held, ValueType) or isinstance(held, types.Number)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        from numba_sim.lowering.operations import components, pack
+
+        kinds = signature.args
+        h, v, g = (components(context, builder, a, t) for a, t in zip(args, kinds))
+        if not isinstance(h, list):
+            h, v, g = [h], [v], [g]
+        v = [x.cast_to(kinds[0].dtype if isinstance(kinds[0], ValueType) else kinds[0])
+             for x in v]
+        result = [algebra.select(a == b, c, algebra.zero_like(c)) for a, b, c in zip(h, v, g)]
+        return pack(context, builder, result if isinstance(kinds[0], ValueType) else result[0],
+                    signature.return_type)
+
+    return adjoint(held, value, adjoint), codegen
+
+
+HELPERS = {"__sim_zero_of": zero_of, "__sim_winner_adjoint": winner_adjoint}
 """The helpers by the names the generated adjoint source calls them."""
 
 

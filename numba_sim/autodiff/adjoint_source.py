@@ -52,6 +52,7 @@ ZERO = "__sim_zero_of"
 RETURNED = "returned__f"
 """The flag a ``return`` inside a loop sets before leaving it (reset where replays start)."""
 ATOMIC_ADD = "__sim_atomic_add"
+WINNER = "__sim_winner_adjoint"
 
 
 def _indent(lines, depth=1):
@@ -375,10 +376,10 @@ class AdjointSource:
             reverse = self.accumulate(value, element)
         elif node.kind == "sub":
             reverse = self.accumulate(value, f"-{element}")
-        else:  # min / max: the gradient goes to the value the array holds (Warp's rule)
-            lines = self.accumulate(value, element)
-            reverse = [f"if {node.array}[{index_text}] == {ast.unparse(value)}:"] \
-                + _indent(lines) if lines else []
+        else:  # min / max: the gradient goes to the value the array holds (Warp's rule),
+            # component by component for vectors and matrices
+            reverse = self.accumulate(value, f"{WINNER}({node.array}[{index_text}], "
+                                             f"{ast.unparse(value)}, {element})")
         return Piece(forward, reverse)
 
     def component_store(self, node):
