@@ -371,6 +371,8 @@ class _KernelRewriter(ast.NodeTransformer):
         self.deferred_statics = False
         """Whether a ``sim.static`` read a local variable and stayed an ordinary expression."""
         self.function_locals = {}
+        self.gradient_locals = {}
+        """local -> the function f of a ``local = sim.grad(f)`` (Warp's gradient functions)"""
         self.truth_arrays = None  # the array parameters, read when a condition needs them
         self.return_annotation = _MISSING  # a func's, read at its first return
         self.local_arrays = set()
@@ -685,6 +687,13 @@ class _KernelRewriter(ast.NodeTransformer):
                              "the launched thread; pass it to funcs as an argument)", self.fn, node)
             return self._tid(node, index=0)
         self._unpack_star_arguments(node)
+        gradient = self._gradient_of(node.func)
+        if gradient is not None:  # sim.grad(f)(*args), Warp's
+            from numba_sim.autodiff.gradient_calls import gradient_call
+
+            node = self.generic_visit(node)
+            return gradient_call(gradient, node.args, node, self.helpers,
+                                 lambda message, at: _error(message, self.fn, at))
         callee = self.resolver.resolve(node.func)
         if callee is static:
             return self._static(node)
@@ -1168,6 +1177,28 @@ class _KernelRewriter(ast.NodeTransformer):
             return value
         return None
 
+    def _gradient_of(self, func):
+        """The function *f* when *func* (a call's function) is ``sim.grad(f)`` or a local bound
+        to it, else None."""
+        if isinstance(func, ast.Name) and func.id in self.gradient_locals:
+            return self.gradient_locals[func.id]
+        if isinstance(func, ast.Call) and len(func.args) == 1 and not func.keywords:
+            from numba_sim.autodiff.gradient_calls import is_grad
+
+            if is_grad(self.resolver.resolve(func.func)):
+                return self._function_value(func.args[0])
+        return None
+
+    def _check_gradient_rebinding(self, targets, node):
+        """Warp's rule: a local bound to ``sim.grad(f)`` is a static handle, never rebound."""
+        for target in targets:
+            for child in ast.walk(target):
+                if isinstance(child, ast.Name) and child.id in self.gradient_locals:
+                    raise _error(f"Cannot reassign local '{child.id}' after binding it to "
+                                 f"wp.grad(...). Warp treats wp.grad(...) results as static "
+                                 f"function handles; use a different local variable for the "
+                                 f"new value.", self.fn, node)
+
     def _track_function_locals(self, node):
         """Warp's rule: a local bound to a function keeps it (Warp has no function pointers)."""
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
@@ -1184,6 +1215,13 @@ class _KernelRewriter(ast.NodeTransformer):
     def visit_Assign(self, node):
         if isinstance(node.value, ast.List):  # Warp's rule (a list elsewhere is a tuple's kin)
             raise _error(LIST_CONSTRUCT_ERROR, self.fn, node.value)
+        self._check_gradient_rebinding(node.targets, node)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call) and not isinstance(node.value.func, ast.Call):
+            gradient = self._gradient_of(ast.Call(func=node.value, args=[], keywords=[]).func)
+            if gradient is not None:  # g = sim.grad(f): its calls are gradient calls
+                self.gradient_locals[node.targets[0].id] = gradient
+                return ast.copy_location(ast.Pass(), node)
         self._track_function_locals(node)
         if self.depth == 1:
             self._track_constants(node)
@@ -1271,6 +1309,7 @@ class _KernelRewriter(ast.NodeTransformer):
             ast.Name(id=temporary, ctx=ast.Load()), node), node)
 
     def visit_AugAssign(self, node):
+        self._check_gradient_rebinding([node.target], node)
         op = _BINARY_NAMES.get(type(node.op))
         if op is None:
             raise _error("unsupported augmented assignment in the kernel language", self.fn, node)

@@ -762,3 +762,66 @@ def test_a_component_update_other_than_add_or_subtract_is_a_clear_error():
         sim.launch(scaled_component, 2, inputs=[x, v])
     with pytest.raises(Exception, match=r"only `=`, `\+=` and `-=` of a component of an array"):
         t.backward(grads=[(v, np.ones((2, 3)))])
+
+
+# --------------------------------------------------------------------------
+# Warp's sim.grad(f)(*args) in forward code
+
+
+@sim.func
+def cube_of(x: f64):
+    return x * x * x
+
+
+@sim.func
+def scaled_gradient(x: f64):
+    g = sim.grad(cube_of)  # a local bound to the gradient
+    return g(x) * f64(0.5)
+
+
+@sim.kernel(enable_backward=False)
+def gradients_in_forward_code(x: A, out: A):
+    i = sim.tid()
+    out[4 * i] = sim.grad(cube_of)(x[i])
+    b, a = sim.grad(sim.atan2)(x[i], f64(2.0))
+    out[4 * i + 1] = b
+    out[4 * i + 2] = a
+    out[4 * i + 3] = scaled_gradient(x[i])
+
+
+def test_grad_of_a_function_in_forward_code_is_its_derivative():
+    x = np.array([0.5, -1.0, 2.0])
+    out = np.zeros(12)
+    sim.launch(gradients_in_forward_code, 3, inputs=[x, out])
+    out = out.reshape(3, 4)
+    np.testing.assert_allclose(out[:, 0], 3 * x * x)
+    np.testing.assert_allclose(out[:, 1], 2.0 / (x * x + 4.0))  # d atan2(y, 2) / dy
+    np.testing.assert_allclose(out[:, 2], -x / (x * x + 4.0))  # d atan2(y, x) / dx at x = 2
+    np.testing.assert_allclose(out[:, 3], 1.5 * x * x)
+
+
+def test_grad_locals_are_static_handles():
+    def rebound(out: A):
+        g = sim.grad(cube_of)
+        g = f64(1.0)
+        out[0] = g
+
+    with pytest.raises(sim.WarpCodegenError, match="Cannot reassign local 'g' after binding "
+                                                   "it to wp.grad"):
+        sim.launch(sim.kernel(rebound), 1, inputs=[np.zeros(1)])
+
+    def of_an_array_func(out: A):
+        out[0] = sim.grad(sum_of)(out)
+
+    with pytest.raises(sim.WarpCodegenError, match=r"sim.grad\(sum_of\): a func with array"):
+        sim.launch(sim.kernel(of_an_array_func), 1, inputs=[np.zeros(1)])
+
+
+@sim.func
+def sum_of(a: A):
+    return a[0]
+
+
+def test_gradient_kernel_compiles_for_cuda_offline(offline_cuda):
+    library = gradients_in_forward_code.compile("cuda", [np.zeros(3), np.zeros(12)], cc=(7, 5))
+    assert bytes(library.get_cubin(cc=(7, 5)).code)[:4] == b"\x7fELF"
