@@ -463,3 +463,15 @@ def test_vector_atomic_min_max_route_each_component_to_its_winner():
     expected = np.zeros((3, 3))
     expected[values_np.argmax(0), [0, 1, 2]] = 1.0
     np.testing.assert_array_equal(sim.grad(values), expected)
+
+
+def test_atomic_min_of_nan_routes_the_gradient_to_the_nan():
+    """Warp's rule: a NaN held and a NaN given count as the winner (NaN != NaN otherwise)."""
+    values = sim.from_numpy(np.array([[np.nan, 1.0, 2.0]]), dtype=sim.vec3d, requires_grad=True)
+    low = sim.full(1, sim.vec3d(np.nan, 5.0, 0.0), requires_grad=True)
+    high = sim.full(1, sim.vec3d(-1e9, -1e9, -1e9), requires_grad=True)
+    tape = sim.Tape()
+    with tape:
+        sim.launch(vector_extremes, 1, inputs=[values, low, high])
+    tape.backward(grads=[(low, np.ones((1, 3)))])
+    np.testing.assert_array_equal(sim.grad(values), [[1.0, 1.0, 0.0]])

@@ -35,9 +35,9 @@ def zero_of(typingctx, value):
 
 @intrinsic
 def winner_adjoint(typingctx, held, value, adjoint):
-    """*adjoint* where *held* equals *value*, component by component, else 0: the adjoint an
-    ``atomic_min`` / ``atomic_max`` gives its value (Warp's rule: to the winning value, each
-    component of a vector or matrix on its own)."""
+    """*adjoint* where *held* equals *value* (or both are NaN), component by component, else
+    0: the adjoint an ``atomic_min`` / ``atomic_max`` gives its value (Warp's rule: to the
+    winning value, each component of a vector or matrix on its own)."""
     held, value, adjoint = (_plain(t) for t in (held, value, adjoint))
     if held != adjoint or not (isinstance(held, ValueType) or isinstance(held, types.Number)):
         return None
@@ -51,7 +51,8 @@ def winner_adjoint(typingctx, held, value, adjoint):
             h, v, g = [h], [v], [g]
         v = [x.cast_to(kinds[0].dtype if isinstance(kinds[0], ValueType) else kinds[0])
              for x in v]
-        result = [algebra.select(a == b, c, algebra.zero_like(c)) for a, b, c in zip(h, v, g)]
+        result = [algebra.select((a == b) | (algebra.is_nan(a) & algebra.is_nan(b)), c,
+                                 algebra.zero_like(c)) for a, b, c in zip(h, v, g)]
         return pack(context, builder, result if isinstance(kinds[0], ValueType) else result[0],
                     signature.return_type)
 
