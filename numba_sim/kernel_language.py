@@ -92,9 +92,6 @@ _BINARY_NAMES = {
     ast.BitOr: "or_", ast.BitXor: "xor", ast.LShift: "lshift", ast.RShift: "rshift",
 }
 
-_OUTPUT_ARGUMENT_FORMS = {
-    "quat_to_axis_angle": (3, "axis, angle = quat_to_axis_angle(q)"),
-}
 
 
 _QUERY_NEXT = (hash_grid_query_next, bvh_query_next, mesh_query_aabb_next, mesh_query_next)
@@ -737,12 +734,6 @@ class _KernelRewriter(ast.NodeTransformer):
             node = self.generic_visit(node)
             node.args = [self._int32_literal(a) for a in node.args]
             return node
-        name = getattr(callee, "__name__", None)
-        if name in _OUTPUT_ARGUMENT_FORMS and getattr(callee, "__module__", "") == "numba_sim":
-            count, alternative = _OUTPUT_ARGUMENT_FORMS[name]
-            if len(node.args) == count:
-                raise _error(f"Warp's output-argument form of {name} is not supported: write "
-                             f"{alternative}", self.fn, node)
         if isinstance(callee, types.MethodType) and isinstance(callee.__func__, Dispatcher):
             callee = callee.__func__  # a func on an instance (Numba's __get__): Warp's function
         if self._held_by_plain_object(node.func, callee):

@@ -50,6 +50,10 @@ EXCLUDED = {
              "test_autodiff_ops.py::test_geometry_adjoints_match_finite_differences"
        for name in ("closest_point_on_segment", "closest_point_edge_edge",
                     "triangle_closest_point")},
+    "eig3": "Warp's spectral adjoint: the gradient for symmetric matrices and symmetric "
+            "perturbations, which a random matrix's finite differences are not; checked by "
+            "tests/test_linalg.py (repeated eigenvalues, eigenvectors against central "
+            "differences of symmetric matrices) and Warp's test_mat",
 }
 """Operations without a finite-difference case, and why."""
 

@@ -146,16 +146,18 @@ def test_plain_numba_keeps_numbas_rules():
         assigns(sim.vec3())
 
 
-def test_warp_output_argument_form_is_rejected_naming_ours():
-    if not hasattr(sim, "quat_to_axis_angle"):
-        pytest.skip("quat_to_axis_angle not available")
+def test_warp_output_argument_form_of_quat_to_axis_angle():
+    """Warp's statement form writes its outputs, as ``axis, angle = quat_to_axis_angle(q)``
+    (plain Numba code keeps the tuple form only: tests/test_builtins_errors.py)."""
     @sim.kernel
     def warp_form(q: sim.quat, axis: sim.array(dtype=sim.vec3), angle: sim.array(dtype=float)):
         sim.quat_to_axis_angle(q, axis[0], angle[0])
 
-    with pytest.raises(SyntaxError, match=r"axis, angle = quat_to_axis_angle\(q\)"):
-        sim.launch(warp_form, dim=1, inputs=[sim.quat_identity(), np.zeros((1, 3), np.float32),
-                                             np.zeros(1, np.float32)])
+    axis, angle = np.zeros((1, 3), np.float32), np.zeros(1, np.float32)
+    q = sim.quat_from_axis_angle(sim.vec3(0.0, 1.0, 0.0), 0.5)
+    sim.launch(warp_form, dim=1, inputs=[q, axis, angle])
+    np.testing.assert_allclose(axis[0], [0.0, 1.0, 0.0], atol=1e-6)
+    np.testing.assert_allclose(angle[0], 0.5, rtol=1e-6)
 
 
 def test_index_expressions_with_side_effects_are_evaluated_once():

@@ -13,6 +13,8 @@ component lists, like the derived ones, and follows Warp's own adjoint
   the adjoint of a tie to the second operand (``a < b ? a : b`` for min), and a NaN
   operand's to the other one; the formulas' selects would route a tie to the first.
   ``clamp(x, lo, hi)`` is Warp's ``min(max(lo, x), hi)`` with those rules;
+* ``quat_to_axis_angle``: Warp's, zero for a quaternion without a vector part (the derived
+  one is NaN there);
 * ``eig3``: Warp's spectral formula (the derived adjoint of its Jacobi sweeps is NaN at
   repeated eigenvalues);
 * ``closest_point_on_segment``, ``closest_point_edge_edge``, ``triangle_closest_point``,
@@ -113,6 +115,28 @@ def _eig3(sig, a, g):
         algebra.mat_mat(q, algebra.mat_mat(inner, qt, 3, 3, 3), 3, 3, 3))]]
 
 
+def _quat_to_axis_angle(sig, q, g):
+    """Warp's adj_quat_to_axis_angle (quat.h): the derivatives of the normalized (and, for
+    w < 0, flipped) axis and of ``2 atan2(|v|, |w|)``, and zero for a quaternion whose
+    vector part is zero (the derived adjoint divides by |v| there: NaN)."""
+    (x, y, z, w), (adj_axis, adj_angle) = q, g
+    zero = _zero(w)
+    one = algebra.one_like(w)
+    l = algebra.length([x, y, z])
+    positive = l > zero
+    flip = algebra.select(w < zero, -one, one)
+    l_inv = algebra.div(one, l)
+    c = flip * l_inv * l_inv * l_inv
+    jacobian = [[c * (y * y + z * z), -c * x * y, -c * x * z],
+                [-c * y * x, c * (x * x + z * z), -c * y * z],
+                [-c * z * x, -c * z * y, c * (x * x + y * y)]]  # d axis_i / d q_j
+    d = algebra.div(2.0 + zero, l * l + w * w) * flip
+    angle = [d * l_inv * x * w, d * l_inv * y * w, d * l_inv * z * w, -d * l]
+    adj_q = [sum((jacobian[i][j] * adj_axis[i] for i in range(1, 3)), jacobian[0][j] * adj_axis[0])
+             + angle[j] * adj_angle for j in range(3)] + [angle[3] * adj_angle]
+    return [[algebra.select(positive, a, zero) for a in adj_q]]
+
+
 def _derived_from(formula):
     """The adjoint derived from *formula*, a formula of the builtin's own algorithm."""
     def adjoint(sig, *args_and_adjoint):
@@ -139,6 +163,7 @@ def _table():
                         "triangle_closest_point")},
         sim.normalize: (lambda sig: True, _normalize),
         sim.eig3: (always, _eig3),
+        sim.quat_to_axis_angle: (always, _quat_to_axis_angle),
         sim.inverse: (lambda sig: isinstance(sig.args[0], ValueType), _inverse),
         sim.inverse_approx: (lambda sig: isinstance(sig.args[0], ValueType), _inverse),
         sim.min: (_binary_forms, _extremum(True)),

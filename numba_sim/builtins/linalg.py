@@ -27,6 +27,7 @@ from numba.core import types
 
 from numba_sim import algebra
 from numba_sim.builtins.forms import Form, Value, builtin
+from numba_sim.builtins.quaternion import quat_to_axis_angle
 from numba_sim.types import KIND_MAT, KIND_VEC
 from numba_sim.typing.value_types import value_type_of
 
@@ -71,7 +72,7 @@ eig3 = builtin(
     Form((MAT33,), _results(_MAT[3], _VEC[3]), lambda sig, a: algebra.eig3(a)),
 )
 
-OUTPUT_FORMS = {svd3: 3, svd2: 3, qr3: 2, eig3: 2}
+OUTPUT_FORMS = {svd3: 3, svd2: 3, qr3: 2, eig3: 2, quat_to_axis_angle: 2}
 """The builtins whose Warp statement form ``f(A, out...)`` the kernel rewrite turns into
 ``out... = f(A)``, with their number of outputs."""
 
