@@ -266,6 +266,25 @@ def test_enable_backward_false_skips_the_adjoint():
         sim.launch(forward_only, 2, inputs=[x, y], adjoint=True)
 
 
+def test_tape_skips_a_recorded_kernel_without_backward_with_warps_warning(capsys):
+    @sim.kernel(enable_backward=False)
+    def copied(x: A, y: A):
+        i = sim.tid()
+        y[i] = x[i]
+
+    x = sim.from_numpy(np.ones(2), dtype=f64, requires_grad=True)
+    y = sim.zeros(2, dtype=f64, requires_grad=True)
+    tape = sim.Tape()
+    with tape:
+        sim.launch(copied, 2, inputs=[x, y])
+        sim.launch(square, 2, inputs=[y, y])
+    tape.backward(grads=[(y, np.ones(2))])
+    assert capsys.readouterr().err == (
+        f"Warp UserWarning: Running the tape backwards may produce incorrect gradients because "
+        f"recorded kernel {copied.key} is configured with the option 'enable_backward=False'.\n")
+    assert not sim.grad(x).any()  # its adjoint skipped, the other one ran
+
+
 def test_forward_launches_do_not_build_the_adjoint():
     @sim.kernel
     def cube(x: A, y: A):

@@ -20,7 +20,10 @@ overwritten between the forward launch and the backward.  With
 earlier one read prints Warp's warning (numba_sim/autodiff/array_access.py).
 """
 
+import sys
+
 from numba_sim import autodiff_hooks, config
+from numba_sim.autodiff.adjoint_kernel import backward_enabled
 from numba_sim.autodiff.adjoint_launch import launch_recorded_adjoint
 from numba_sim.autodiff.array_access import clear_launches
 from numba_sim.autodiff.gradients import grad_or_none, requires_grad, struct_arrays
@@ -167,7 +170,8 @@ class Tape:
                 continue
             if entry.checksums is not None:
                 entry.checksums.check()
-            launch_recorded_adjoint(entry)
+            if not _warn_without_backward(entry.kernel):
+                launch_recorded_adjoint(entry)
         if config.verify_autograd_array_access:  # the reads are consumed (as Warp)
             clear_launches(self.launches)
 
@@ -202,6 +206,20 @@ class Tape:
 
     def __repr__(self):
         return f"<numba_sim Tape of {len(self.launches)} launches>"
+
+
+def _warn_without_backward(kernel):
+    """Warp's rule for a recorded kernel whose adjoint is disabled (``enable_backward=False``
+    on the kernel, else on its module): its warning on stderr, and its adjoint skipped (its
+    inputs' gradients stay as they are).  Whether it was skipped."""
+    if backward_enabled(kernel):
+        return False
+    where = "is configured with the option 'enable_backward=False'." \
+        if kernel.enable_backward is not None else \
+        "is defined in a module with the option 'enable_backward=False' set."
+    print(f"Warp UserWarning: Running the tape backwards may produce incorrect gradients "
+          f"because recorded kernel {kernel.key} {where}", file=sys.stderr)
+    return True
 
 
 class _RecordedFunction:
