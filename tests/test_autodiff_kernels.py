@@ -825,3 +825,35 @@ def sum_of(a: A):
 def test_gradient_kernel_compiles_for_cuda_offline(offline_cuda):
     library = gradients_in_forward_code.compile("cuda", [np.zeros(3), np.zeros(12)], cc=(7, 5))
     assert bytes(library.get_cubin(cc=(7, 5)).code)[:4] == b"\x7fELF"
+
+
+@sim.func
+def counted_scale(counter: sim.array(dtype=sim.int32), x: f64, s: f64):
+    return x * s
+
+
+@sim.func_grad(counted_scale)
+def adj_counted_scale(counter: sim.array(dtype=sim.int32), x: f64, s: f64, adj_ret: f64):
+    sim.atomic_add(counter, 0, 1)
+    sim.adjoint[x] += adj_ret * s
+    sim.adjoint[s] += adj_ret * x
+
+
+@sim.kernel
+def counted_product(counter: sim.array(dtype=sim.int32), x: A, s: A, y: A):
+    i = sim.tid()
+    y[i] = counted_scale(counter, x[i], s[i])
+
+
+def test_custom_adjoint_of_a_func_with_an_integer_array_parameter():
+    counter = np.zeros(1, np.int32)
+    x = sim.from_numpy(np.array([1.0, 2.0]), dtype=f64, requires_grad=True)
+    s = sim.from_numpy(np.array([3.0, 4.0]), dtype=f64, requires_grad=True)
+    y = sim.zeros(2, dtype=f64, requires_grad=True)
+    tape = sim.Tape()
+    with tape:
+        sim.launch(counted_product, 2, inputs=[counter, x, s, y])
+    tape.backward(grads=[(y, np.ones(2))])
+    np.testing.assert_array_equal(sim.grad(x), [3.0, 4.0])
+    np.testing.assert_array_equal(sim.grad(s), [1.0, 2.0])
+    assert counter[0] == 2  # the custom adjoint ran once per thread

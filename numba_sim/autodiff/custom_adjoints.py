@@ -16,7 +16,8 @@ forward replay of adjoints (a cheaper recomputation, or one without side effects
 
 import ast
 
-from numba_sim import kernel_language
+from numba_sim import arrays, kernel_language
+from numba_sim.annotations import function_annotations
 from numba_sim.autodiff.adjoint_kernel import _compile_source, _Function, _Helpers
 from numba_sim.autodiff.adjoint_source import ZERO, _indent
 from numba_sim.func_overloads import FuncOverloads, annotations_of
@@ -127,7 +128,11 @@ def _compiled_custom_adjoint(f, fn):
         lines += _indent([f"{', '.join(results_adjoints)} = adj__result__"])
     else:
         lines = [f"def {name}({', '.join(params)}):"]
-    lines += _indent([f"adj__{p} = {ZERO}({p})" for p in forward])
+    annotations = function_annotations(fn)
+    # an array parameter has no adjoint of its own (its elements' are the arrays' gradients):
+    # a placeholder the caller drops
+    lines += _indent([f"adj__{p} = 0" if isinstance(annotations.get(p), arrays.array)
+                      else f"adj__{p} = {ZERO}({p})" for p in forward])
     # a compound statement (if, for) unparses to several lines: indent each of them
     lines += _indent([line for s in body
                       for line in ast.unparse(ast.fix_missing_locations(s)).splitlines()])
