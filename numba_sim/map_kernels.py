@@ -34,7 +34,7 @@ from numba.core.registry import cpu_target
 from numba.core.typing.typeof import typeof
 from numba.np import numpy_support
 
-from numba_sim import arrays
+from numba_sim import arrays, autodiff_hooks
 from numba_sim.annotations import function_annotations
 from numba_sim.kernel import Func, func, kernel
 from numba_sim.launcher import launch
@@ -393,7 +393,10 @@ def map(func, *inputs, out=None, return_kernel=False, block_dim=None, device=Non
         return made
     device = device or next(arrays.device_of(v) for v in inputs if _is_array(v))
     if out is None:
-        outputs = [arrays.empty(shape, dtype=element, device=device) for element in results]
+        # Warp's rule: the outputs have gradients when an input array has one
+        differentiable = any(_is_array(v) and autodiff_hooks.has_gradient(v) for v in inputs)
+        outputs = [arrays.empty(shape, dtype=element, device=device,
+                                requires_grad=differentiable) for element in results]
     else:
         outputs = _check_outputs(out, results, shape)
     launch_inputs = [v if kind == "array" or not isinstance(v, (int, float)) else element(v)

@@ -341,3 +341,22 @@ def test_compat_spells_warps_kernel_class_and_internal_names():
 
 def _compat_kernel_body(a: sim.array(dtype=float)):
     a[0] = 1.0
+
+
+@sim.func
+def twice_minus_ten(a: float):
+    return 2.0 * a - 10.0
+
+
+def test_map_outputs_have_gradients_when_an_input_does():
+    """Warp's rule: sim.map of a differentiable input gives an output with a gradient, and a
+    taped map differentiates like the kernel it makes."""
+    a = sim.array(np.arange(4, dtype=np.float32), requires_grad=True)
+    tape = sim.Tape()
+    with tape:
+        out = sim.map(twice_minus_ten, a)
+    sim.grad(out)[:] = 1.0
+    tape.backward()
+    np.testing.assert_array_equal(sim.grad(a), np.full(4, 2.0, np.float32))
+    with pytest.raises(KeyError):
+        sim.grad(sim.map(twice_minus_ten, np.arange(4, dtype=np.float32)))

@@ -188,6 +188,11 @@ ATTRIBUTE_STORE_REWRITES = {
     "_is_read": "wpc.set_is_read({0}, {1})",
 }
 
+ATTRIBUTE_AUGMENTED_REWRITES = {
+    # ``X.<property> op= value`` -> replacement template ({op}: the operator, as written)
+    "grad": "wpc.grad({0})[...] {op}= {1}",  # a.grad *= 2: in place on the gradient beside it
+}
+
 KERNEL_DECORATORS = ("kernel", "func", "func_grad", "func_replay", "func_native", "struct")
 """Decorators of kernel-language code: the attribute rewrites stay out of their bodies."""
 
@@ -289,6 +294,9 @@ def _kernel_code(tree):
     return inside
 
 
+_AUGMENTED_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+
+
 def _method_calls(tree):
     """(node, rewrite key, template, receiver, arguments) of each array method call and
     property to rewrite."""
@@ -303,6 +311,16 @@ def _method_calls(tree):
             target = node.targets[0]
             yield (node, f"attribute_{target.attr}_store", ATTRIBUTE_STORE_REWRITES[target.attr],
                    target.value, [node.value])
+    for node in _walk(tree):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute) \
+                and node.target.attr in ATTRIBUTE_AUGMENTED_REWRITES \
+                and id(node) not in kernel_code and not _module_receiver(node.target.value):
+            operator_text = _AUGMENTED_OPERATORS.get(type(node.op))
+            if operator_text is not None:
+                template = ATTRIBUTE_AUGMENTED_REWRITES[node.target.attr].replace(
+                    "{op}", operator_text)
+                yield (node, f"attribute_{node.target.attr}_augmented", template,
+                       node.target.value, [node.value])
     for node in _walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             called.add(id(node.func))
@@ -1111,6 +1129,7 @@ def port(jobs=2, only=None):
                             for k, p, r, w in REWRITES]
     manifest["method_rewrites"] = {k: v[1] for k, v in METHOD_REWRITES.items()}
     manifest["attribute_rewrites"] = dict(ATTRIBUTE_REWRITES)
+    manifest["attribute_augmented_rewrites"] = dict(ATTRIBUTE_AUGMENTED_REWRITES)
     manifest["attribute_store_rewrites"] = dict(ATTRIBUTE_STORE_REWRITES)
     manifest["dtype_attribute_rewrites"] = dict(DTYPE_ATTRIBUTE_REWRITES)
     manifest["backward_grads_pairs"] = ("tape.backward(grads={a: g, ...}) -> grads=[(a, g), "
