@@ -857,3 +857,25 @@ def test_custom_adjoint_of_a_func_with_an_integer_array_parameter():
     np.testing.assert_array_equal(sim.grad(x), [3.0, 4.0])
     np.testing.assert_array_equal(sim.grad(s), [1.0, 2.0])
     assert counter[0] == 2  # the custom adjoint ran once per thread
+
+
+@sim.kernel
+def squared_row(x: sim.array2d(dtype=f64), y: sim.array2d(dtype=f64), row: int):
+    i = sim.tid()
+    x_row = x[row]  # views of the parameters: read and written through their parents
+    y_row = y[row]
+    y_row[i] = x_row[i] * x_row[i]
+
+
+def test_array_views_bound_to_locals_are_differentiated_through_their_parents():
+    x = sim.from_numpy(np.arange(6.0).reshape(2, 3), dtype=f64, requires_grad=True)
+    y = sim.zeros((2, 3), dtype=f64, requires_grad=True)
+    tape = sim.Tape()
+    with tape:
+        sim.launch(squared_row, 3, inputs=[x, y, 1])
+    np.testing.assert_array_equal(y, [[0.0, 0.0, 0.0], [9.0, 16.0, 25.0]])
+    tape.backward(grads=[(y, np.ones((2, 3)))])
+    np.testing.assert_array_equal(sim.grad(x), [[0.0, 0.0, 0.0], [6.0, 8.0, 10.0]])
+    from numba_sim.autodiff.adjoint_kernel import adjoint_source_text
+
+    assert "x_row" not in adjoint_source_text(squared_row)  # read through x itself

@@ -31,6 +31,7 @@ from numba_sim import arrays, autodiff_hooks, kernel_language
 from numba_sim.annotations import function_annotations, function_namespace
 from numba_sim.autodiff import adjoint_helpers
 from numba_sim.autodiff.activity import Activity
+from numba_sim.autodiff.array_views import inline_array_views
 from numba_sim.autodiff.adjoint_source import (
     ATOMIC_ADD, RETURNED, ZERO, AdjointSource, _indent)
 from numba_sim.autodiff.flatten import MultiAssign, flatten
@@ -365,6 +366,9 @@ def _make_adjoint_kernel(kernel, ndim):
     if kernel.build_error is not None:
         raise kernel.build_error.with_traceback(None)
     function = _Function(kernel.py_func, kernel.code_transformers)
+    inline_array_views(function.definition, {
+        p.name: p.annotation.ndim for p in kernel.parameters
+        if isinstance(p.annotation, arrays.array) and p.annotation.ndim})
     fields = _struct_field_parameters(kernel, function)
     field_names = [name for _, _, name, _ in fields]
     differentiable = differentiable_parameters(kernel)
