@@ -18,6 +18,7 @@ from numba_sim.arrays import (  # noqa: E402
     zeros, zeros_like,
 )
 from numba_sim.arrays import array1d, array2d, array3d, array4d, fixedarray  # noqa: E402
+from numba_sim.array_copy import copy  # noqa: E402
 from numba_sim.host_compat import (  # noqa: E402
     Device, Module, ScopedDevice, ScopedTimer, constant, get_cuda_supported_archs, get_device,
     get_module, get_module_options, load_module, set_module_options,
@@ -59,7 +60,7 @@ __all__ = sorted(
     + list(_spatial.__all__) + list(_warp_math.__all__) + [
         "array", "capture", "config", "cuda_args", "empty", "from_numpy", "full", "func",
         "kernel", "launch", "overload", "ones", "struct", "synchronize", "tid", "to_numpy", "view",
-        "zeros", "zeros_like", "empty_like", "ones_like", "full_like", "clone",
+        "zeros", "zeros_like", "empty_like", "ones_like", "full_like", "clone", "copy",
     ] + [
         "ScopedCapture", "capture_begin", "capture_end", "capture_if", "capture_launch",
         "capture_while",

@@ -26,7 +26,7 @@ _STATIC = [
     ("numba_sim", ["config"]),
     ("numba_sim.config", ["LOG_DEBUG", "LOG_ERROR", "LOG_INFO", "LOG_WARNING"]),  # Warp's
     ("numba_sim.arrays", ["array", "empty", "from_numpy", "full", "ones", "to_numpy", "view",
-                          "zeros", "zeros_like", "empty_like", "ones_like", "full_like", "clone"]),
+                          "zeros", "zeros_like", "empty_like", "ones_like", "full_like", "clone", "copy"]),
     ("numba_sim.arrays", ["array1d", "array2d", "array3d", "array4d", "fixedarray"]),  # Warp's spellings
     ("numba_sim.host_compat", ["Device", "ScopedDevice", "ScopedTimer", "constant",
                                "get_cuda_supported_archs", "get_device"]),

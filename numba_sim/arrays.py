@@ -349,14 +349,24 @@ def fill_dtype(value):
                      f"{values.shape}")
 
 
+def _has_gradient(a):
+    """Whether *a*, or an array it views (Warp's views share their array's gradient), has a
+    gradient registered beside it."""
+    while a is not None:
+        if autodiff_hooks.has_gradient(a):
+            return True
+        a = getattr(a, "base", None)
+    return False
+
+
 def _like(factory, a, device, requires_grad, pinned):
     """An array of *a*'s shape and dtype made by *factory* ("zeros", "empty", "ones") on
     *a*'s device (NumPy or CuPy), or on *device*; ``requires_grad=None``: a gradient if *a*
-    has one (Warp's ``*_like``)."""
+    (or an array it views) has one (Warp's ``*_like``)."""
     if device_of(a) is None:
         raise TypeError(f"a: expected a NumPy or CuPy array, got {type(a).__name__}")
     if requires_grad is None:
-        requires_grad = autodiff_hooks.has_gradient(a)
+        requires_grad = _has_gradient(a)
     check_warp_keywords(requires_grad, pinned)
     if device is not None:
         result = _allocate(factory, a.shape, a.dtype, device)
@@ -392,15 +402,12 @@ def full_like(a, value, device=None, requires_grad=None, pinned=False):
 
 
 def clone(a, device=None, requires_grad=None, pinned=False):
-    """A C-contiguous copy of *a*, on its device or on *device* (Warp's ``clone``;
-    ``requires_grad=None``: a gradient if *a* has one)."""
+    """A copy of *a*, on its device or on *device* (Warp's ``clone``; ``requires_grad=None``:
+    a gradient if *a* has one; under a tape its gradient flows back into *a*'s)."""
+    from numba_sim.array_copy import copy  # (a module above this one)
+
     result = _like("empty", a, device, requires_grad, pinned)
-    if device_of(result) == device_of(a):
-        result[...] = a
-    elif device_of(result) == "cuda":
-        result.set(np.ascontiguousarray(a))
-    else:
-        result[...] = a.get()
+    copy(result, a)  # differentiated on a tape, as Warp's clone
     return result
 
 

@@ -17,9 +17,11 @@ adj_outputs)``: numba_sim/autodiff/adjoint_launch.py."""
 register_gradient = None
 """``register_gradient(array)``: numba_sim/autodiff/gradients.py's ``requires_grad``."""
 has_gradient = None
+"""``has_gradient(array)``: numba_sim/autodiff/gradients.py's ``has_grad``."""
 gradient_or_scratch = None
 """numba_sim.autodiff.adjoint_launch.gradient_or_scratch: an array's adjoint argument by default."""
-"""``has_gradient(array)``: numba_sim/autodiff/gradients.py's ``has_grad``."""
+record_copy = None
+"""``record_copy(tape, dest, src, dest_window, src_window)``: numba_sim/autodiff/copy_adjoints.py."""
 
 adjoint_compile_arguments = None
 """``(kernel, argtypes_or_inputs, ndim) -> (adjoint kernel, its arguments)``, for

@@ -223,7 +223,7 @@ def test_compat_array_methods_on_numpy_arrays():
     c = wpc.clone(b)
     assert c is not b and np.array_equal(c, b)
     d = np.zeros((4, 3), dtype=np.float32)
-    wpc.copy(d, b, dest_offset=1, count=2)
+    sim.copy(d, b, dest_offset=1, count=2)  # numba_sim's own since issue 17
     np.testing.assert_array_equal(d, [[0, 0, 0], [1, 2, 3], [1, 2, 3], [0, 0, 0]])
     np.testing.assert_array_equal(wpc.full_like(b, 7.0), np.full((2, 3), 7.0))
     assert wpc.ones_like(b).sum() == 6

@@ -197,7 +197,7 @@ KERNEL_DECORATORS = ("kernel", "func", "func_grad", "func_replay", "func_native"
 """Decorators of kernel-language code: the attribute rewrites stay out of their bodies."""
 
 HOST_NAMES = (
-    "Kernel", "clone", "copy", "dtype_from_numpy", "dtype_to_numpy", "empty_like", "full_like",
+    "Kernel", "clone", "dtype_from_numpy", "dtype_to_numpy", "empty_like", "full_like",
     "get_cuda_device_count", "get_cuda_devices", "get_devices", "init", "is_cpu_available",
     "is_cuda_available", "ones_like", "synchronize_device",
 )  # the same list as tests/warp_suite/_warp_compat.py's HOST_NAMES (checked on port)

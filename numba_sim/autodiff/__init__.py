@@ -11,6 +11,7 @@ from numba_sim.autodiff.op_adjoints import adjoint_attribute, adjoint_function  
 from numba_sim.autodiff.custom_adjoints import adjoint, func_grad, func_replay  # noqa: F401
 from numba_sim.autodiff.gradients import grad, requires_grad  # noqa: F401
 from numba_sim.autodiff.tape import Tape  # noqa: F401
+from numba_sim.autodiff import copy_adjoints  # noqa: F401  (sim.copy's adjoint on a tape)
 
 autodiff_hooks.adjoint_function = adjoint_function
 autodiff_hooks.adjoint_attribute = adjoint_attribute

@@ -202,7 +202,12 @@ def fill_(a, value):
 
 
 def assign(a, src):
-    """``a.assign(src)``: copies *src*'s contents into *a*."""
+    """``a.assign(src)``: ``sim.copy(a, src)`` for an array of *a*'s shape and dtype (Warp's
+    assign is its copy, differentiated on a tape), else *src*'s values written into *a*."""
+    if _arrays.device_of(src) is not None and tuple(src.shape) == tuple(a.shape) \
+            and src.dtype == a.dtype:
+        sim.copy(a, src)
+        return
     a[...] = _module_of(a).asarray(sim.to_numpy(src) if _module_of(a) is np else src).reshape(a.shape)
 
 
@@ -316,67 +321,6 @@ def _struct_class(dtype):
         raise TypeError(f"a: an array of records {dtype} that is not one struct class's "
                         f"({len(found)} struct classes have this dtype)")
     return found[0]
-
-
-def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
-    """Warp's ``wp.copy``, with its argument checks and messages (RuntimeError): *count*
-    elements (0: all of *src*) of *src* from *src_offset* into *dest* at *dest_offset*.
-
-    Without offsets and count, both contiguous, it is Warp's flat copy of *src*'s data
-    into the start of *dest*'s.  With them, an element is a row of the leading dimension
-    (a value-type array's trailing storage dims are one element, which a NumPy array
-    cannot tell apart from more scalar dims), as for Warp's 1-D arrays; a non-contiguous
-    array then has to be 1-D, as in Warp."""
-    if _arrays.device_of(src) is None or _arrays.device_of(dest) is None:
-        raise RuntimeError("Copy source and destination must be arrays")
-    try:
-        src_offset, dest_offset, count = (operator.index(v)
-                                          for v in (src_offset, dest_offset, count))
-    except TypeError as error:
-        raise RuntimeError("Copy src_offset, dest_offset, and count must be integers") from error
-    if src_offset < 0:
-        raise RuntimeError(f"Source offset must be non-negative, got {src_offset}")
-    if dest_offset < 0:
-        raise RuntimeError(f"Destination offset must be non-negative, got {dest_offset}")
-    if count < 0:
-        raise RuntimeError(f"Copy count must be non-negative, got {count}")
-    if src.dtype.itemsize != dest.dtype.itemsize:
-        raise RuntimeError(f"Incompatible array data types: destination dtype={dest.dtype}, "
-                           f"source dtype={src.dtype}")
-    source = src if _module_of(dest) is _module_of(src) else (
-        sim.to_numpy(src) if _module_of(dest) is np else _arrays.cupy_module().asarray(src))
-    contiguous = is_contiguous(src) and is_contiguous(dest)
-    if count == 0 and dest_offset == 0 and src_offset == 0 and (contiguous
-                                                               or src.size == dest.size):
-        if not contiguous and src.shape != dest.shape:
-            raise RuntimeError(f"Incompatible array shapes: destination shape={dest.shape}, "
-                               f"source shape={src.shape}")
-        if not contiguous:
-            _launch_capture.host_operation(lambda: dest.__setitem__(Ellipsis, source))
-        elif src.size > dest.size:
-            raise RuntimeError(f"Trying to copy source buffer with size ({src.nbytes}) from "
-                               f"offset (0) is larger than destination size ({dest.nbytes})")
-        else:
-            flat, size = dest.reshape(-1), src.size  # recorded by a CPU capture
-            _launch_capture.host_operation(
-                lambda: flat.__setitem__(slice(0, size), source.reshape(-1).view(dest.dtype)))
-        return
-    count = count or src.shape[0]
-    if not contiguous and (src.ndim != 1 or dest.ndim != 1):
-        raise RuntimeError("dest_offset, src_offset, and count are only supported for 1-D "
-                           "non-contiguous arrays")
-    if src_offset + count > src.shape[0]:
-        raise RuntimeError(f"Trying to copy a range of {count} element(s) from source offset "
-                           f"({src_offset}) exceeds the source size ({src.shape[0]})")
-    if dest_offset + count > dest.shape[0]:
-        raise RuntimeError(f"Trying to copy a range of {count} element(s) to destination offset "
-                           f"({dest_offset}) exceeds the destination size ({dest.shape[0]})")
-    target = dest[dest_offset:dest_offset + count]
-    part = source[src_offset:src_offset + count]
-    if target.shape != part.shape:
-        raise RuntimeError(f"Incompatible array shapes: destination shape={target.shape}, "
-                           f"source shape={part.shape}")
-    _launch_capture.host_operation(lambda: target.__setitem__(Ellipsis, part))
 
 
 def clone(a, device=None, requires_grad=None, pinned=None, retain_grad=False):
@@ -615,7 +559,7 @@ def warp_internal(module, *names):
 
 
 HOST_NAMES = (
-    "Kernel", "clone", "copy", "dtype_from_numpy", "dtype_to_numpy", "empty_like", "full_like",
+    "Kernel", "clone", "dtype_from_numpy", "dtype_to_numpy", "empty_like", "full_like",
     "get_cuda_device_count",
     "get_cuda_devices", "get_devices", "init", "is_cpu_available", "is_cuda_available",
     "ones_like", "synchronize_device",

@@ -302,8 +302,8 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
             if test_case == 0 or test_case == 1:
                 lowers = rng.random(size=(num_bounds, 3)) * 5.0
                 uppers = lowers + rng.random(size=(num_bounds, 3)) * 5.0
-                wpc.copy(device_lowers, sim.array(lowers, dtype=sim.vec3, device=device))
-                wpc.copy(device_uppers, sim.array(uppers, dtype=sim.vec3, device=device))
+                sim.copy(device_lowers, sim.array(lowers, dtype=sim.vec3, device=device))
+                sim.copy(device_uppers, sim.array(uppers, dtype=sim.vec3, device=device))
                 wpc.zero_(bounds_intersected)
 
                 if test_case == 0:
@@ -538,8 +538,8 @@ def test_bvh_refit_root_leaves(test, device):
             uppers = sim.array(old_uppers, dtype=sim.vec3, device=device)
             bvh = sim.Bvh(lowers, uppers, constructor=constructor, leaf_size=leaf_size)
 
-            wpc.copy(lowers, sim.array(new_lowers, dtype=sim.vec3, device=device))
-            wpc.copy(uppers, sim.array(new_uppers, dtype=sim.vec3, device=device))
+            sim.copy(lowers, sim.array(new_lowers, dtype=sim.vec3, device=device))
+            sim.copy(uppers, sim.array(new_uppers, dtype=sim.vec3, device=device))
             bvh.refit()
 
             bounds_intersected = sim.zeros(shape=len(old_lowers), dtype=int, device=device)
@@ -646,8 +646,8 @@ def test_capture_bvh_rebuild(test, device):
 
         sim.load_module(device=device)
         with sim.ScopedCapture(force_module_load=False) as capture:
-            wpc.copy(item_lowers, item_lowers_2)
-            wpc.copy(item_uppers, item_uppers_2)
+            sim.copy(item_lowers, item_lowers_2)
+            sim.copy(item_uppers, item_uppers_2)
             bvh_1.rebuild()
             sim.launch(
                 compute_num_contact_with_checksums,

@@ -114,10 +114,10 @@ def test_copy_strided(test, _, device1, device2):
 
     # copy non-contiguous to contiguous
     wpc.synchronize_device(device1)
-    wpc.copy(b1, a1)
-    wpc.copy(b2, a2)
-    wpc.copy(b3, a3)
-    wpc.copy(b4, a4)
+    sim.copy(b1, a1)
+    sim.copy(b2, a2)
+    sim.copy(b3, a3)
+    sim.copy(b4, a4)
 
     assert_np_equal(sim.to_numpy(a1), sim.to_numpy(b1))
     assert_np_equal(sim.to_numpy(a2), sim.to_numpy(b2))
@@ -133,10 +133,10 @@ def test_copy_strided(test, _, device1, device2):
 
     # copy contiguous to non-contiguous
     wpc.synchronize_device(device2)
-    wpc.copy(a1, b1)
-    wpc.copy(a2, b2)
-    wpc.copy(a3, b3)
-    wpc.copy(a4, b4)
+    sim.copy(a1, b1)
+    sim.copy(a2, b2)
+    sim.copy(a3, b3)
+    sim.copy(a4, b4)
 
     assert_np_equal(sim.to_numpy(a1), sim.to_numpy(b1))
     assert_np_equal(sim.to_numpy(a2), sim.to_numpy(b2))
@@ -198,10 +198,10 @@ def test_copy_indexed(test, _, device1, device2):
 
     # copy non-contiguous to contiguous
     wpc.synchronize_device(device1)
-    wpc.copy(b1, a1)
-    wpc.copy(b2, a2)
-    wpc.copy(b3, a3)
-    wpc.copy(b4, a4)
+    sim.copy(b1, a1)
+    sim.copy(b2, a2)
+    sim.copy(b3, a3)
+    sim.copy(b4, a4)
 
     assert_np_equal(sim.to_numpy(a1), sim.to_numpy(b1))
     assert_np_equal(sim.to_numpy(a2), sim.to_numpy(b2))
@@ -217,10 +217,10 @@ def test_copy_indexed(test, _, device1, device2):
 
     # copy contiguous to non-contiguous
     wpc.synchronize_device(device2)
-    wpc.copy(a1, b1)
-    wpc.copy(a2, b2)
-    wpc.copy(a3, b3)
-    wpc.copy(a4, b4)
+    sim.copy(a1, b1)
+    sim.copy(a2, b2)
+    sim.copy(a3, b3)
+    sim.copy(a4, b4)
 
     assert_np_equal(sim.to_numpy(a1), sim.to_numpy(b1))
     assert_np_equal(sim.to_numpy(a2), sim.to_numpy(b2))
@@ -261,14 +261,14 @@ def test_copy_large_stride(test, _, device1, device2):
 
     # copy to large-strided array
     wpc.synchronize_device(device2)
-    wpc.copy(a, b)
+    sim.copy(a, b)
     assert_all_equal(a, 2)
 
     wpc.fill_(a, 1)
 
     # copy from large-strided array
     wpc.synchronize_device(device1)
-    wpc.copy(b, a)
+    sim.copy(b, a)
     assert_all_equal(b, 1)
 
 
@@ -280,7 +280,7 @@ def test_copy_adjoint(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(state_out, state_in)
+        sim.copy(state_out, state_in)
 
     grads = {state_out: sim.from_numpy(np.array([1.0, 1.0, 1.0]).astype(np.float32), dtype=sim.float32, device=device)}
     tape.backward(grads=grads)
@@ -311,7 +311,7 @@ def test_copy_offset_strided(test, _, device1, device2):
         test.assertEqual(wpc.is_contiguous(dst), not dst_strided)
 
         wpc.synchronize_device(device1)
-        wpc.copy(dst, src, src_offset=1, dest_offset=1, count=2)
+        sim.copy(dst, src, src_offset=1, dest_offset=1, count=2)
         return sim.to_numpy(dst).tolist()
 
     expected = [9, 2, 3, 9]
@@ -343,7 +343,7 @@ def test_copy_offset_partial_ranges(test, _, device1, device2):
         test.assertFalse(wpc.is_contiguous(dst))
 
         wpc.synchronize_device(device1)
-        wpc.copy(dst, src, src_offset=src_offset, dest_offset=dest_offset, count=count)
+        sim.copy(dst, src, src_offset=src_offset, dest_offset=dest_offset, count=count)
 
         ref = np_dst[::2].copy()
         ref[dest_offset : dest_offset + count] = np_src[::2][src_offset : src_offset + count]
@@ -370,21 +370,21 @@ def test_copy_offset_size_mismatch(test, _, device1, device2):
     test.assertFalse(wpc.is_contiguous(src))
     test.assertFalse(wpc.is_contiguous(dst))
     wpc.synchronize_device(device1)
-    wpc.copy(dst, src, count=2)
+    sim.copy(dst, src, count=2)
     assert_np_equal(sim.to_numpy(dst), np.array([1, 2, 9, 9], dtype=np.float32), tol=0)
 
     # omitted count: defaults to src.size (2), still smaller than dst
     src2 = sim.array(strided([7, 8]), device=device1)[::2]
     dst2 = sim.array(strided([9, 9, 9, 9]), device=device2)[::2]
     wpc.synchronize_device(device1)
-    wpc.copy(dst2, src2)
+    sim.copy(dst2, src2)
     assert_np_equal(sim.to_numpy(dst2), np.array([7, 8, 9, 9], dtype=np.float32), tol=0)
 
     # reverse direction: src larger than count, dst exactly count
     src3 = sim.array(strided([1, 2, 3, 4]), device=device1)[::2]
     dst3 = sim.array(strided([9, 9]), device=device2)[::2]
     wpc.synchronize_device(device1)
-    wpc.copy(dst3, src3, count=2)
+    sim.copy(dst3, src3, count=2)
     assert_np_equal(sim.to_numpy(dst3), np.array([1, 2], dtype=np.float32), tol=0)
 
 
@@ -399,7 +399,7 @@ def test_copy_offset_adjoint(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(dst, src, src_offset=1, dest_offset=1, count=2)  # dst[1:3] <- src[1:3]
+        sim.copy(dst, src, src_offset=1, dest_offset=1, count=2)  # dst[1:3] <- src[1:3]
 
     grads = {dst: sim.ones(4, dtype=sim.float32, device=device)}
     tape.backward(grads=grads)
@@ -432,7 +432,7 @@ def test_copy_offset_adjoint_asymmetric(test, device):
 
         tape = sim.Tape()
         with tape:
-            wpc.copy(dst, src, src_offset=src_offset, dest_offset=dest_offset, count=count)
+            sim.copy(dst, src, src_offset=src_offset, dest_offset=dest_offset, count=count)
 
         # Non-uniform seed so the mapping (not just the magnitude) is checked.
         seed = np.arange(10, 10 + dst.shape[0], dtype=np.float32)
@@ -454,7 +454,7 @@ def test_copy_offset_unsupported(test, device):
     src_nd = sim.array(np.arange(100, dtype=np.float32), device=device).reshape((10, 10))[1::2, 1::2]
     dst_nd = sim.zeros_like(src_nd)
     with test.assertRaisesRegex(RuntimeError, "only supported for 1-D"):
-        wpc.copy(dst_nd, src_nd, count=2)
+        sim.copy(dst_nd, src_nd, count=2)
 
     # indexed (non-contiguous) array
     base = sim.array([10, 11, 12, 13, 14, 15], dtype=sim.int32, device=device)
@@ -463,13 +463,13 @@ def test_copy_offset_unsupported(test, device):
     dst_idx = sim.zeros(3, dtype=sim.int32, device=device)
     test.assertFalse(wpc.is_contiguous(src_idx))
     with test.assertRaisesRegex(RuntimeError, "indexed or Fabric"):
-        wpc.copy(dst_idx, src_idx, src_offset=1, count=1)
+        sim.copy(dst_idx, src_idx, src_offset=1, count=1)
 
     # out-of-range count
     src_oob = sim.array([1, 2, 3, 4], dtype=sim.int32, device=device)[::2]
     dst_oob = sim.zeros(2, dtype=sim.int32, device=device)
     with test.assertRaisesRegex(RuntimeError, "exceeds the source size"):
-        wpc.copy(dst_oob, src_oob, count=5)
+        sim.copy(dst_oob, src_oob, count=5)
 
 
 def test_copy_invalid_args(test, device):
@@ -482,20 +482,20 @@ def test_copy_invalid_args(test, device):
     dest = sim.zeros_like(src)
 
     with test.assertRaisesRegex(RuntimeError, "Source offset must be non-negative"):
-        wpc.copy(dest, src, src_offset=-1)
+        sim.copy(dest, src, src_offset=-1)
 
     with test.assertRaisesRegex(RuntimeError, "Destination offset must be non-negative"):
-        wpc.copy(dest, src, dest_offset=-1)
+        sim.copy(dest, src, dest_offset=-1)
 
     with test.assertRaisesRegex(RuntimeError, "count must be non-negative"):
-        wpc.copy(dest, src, count=-1)
+        sim.copy(dest, src, count=-1)
 
     # non-integer offsets/count
     with test.assertRaisesRegex(RuntimeError, "must be integers"):
-        wpc.copy(dest, src, src_offset=1.5)
+        sim.copy(dest, src, src_offset=1.5)
 
     with test.assertRaisesRegex(RuntimeError, "must be integers"):
-        wpc.copy(dest, src, count=2.0)
+        sim.copy(dest, src, count=2.0)
 
     # mismatched element sizes on the contiguous path (float32 vs float64)
     src_f32 = sim.array([1.0, 2.0, 3.0, 4.0], dtype=sim.float32, device=device)
@@ -503,7 +503,7 @@ def test_copy_invalid_args(test, device):
     test.assertTrue(wpc.is_contiguous(src_f32))
     test.assertTrue(wpc.is_contiguous(dest_f64))
     with test.assertRaisesRegex(RuntimeError, "destination dtype=float64, source dtype=float32"):
-        wpc.copy(dest_f64, src_f32)
+        sim.copy(dest_f64, src_f32)
 
     # mismatched shapes on the non-contiguous path should report both shapes
     src_shape = sim.array(np.arange(18, dtype=np.float32).reshape((6, 3)), device=device)[::3, :]
@@ -511,7 +511,7 @@ def test_copy_invalid_args(test, device):
     test.assertFalse(wpc.is_contiguous(src_shape))
     test.assertFalse(wpc.is_contiguous(dest_shape))
     with test.assertRaisesRegex(RuntimeError, r"destination shape=\(3, 2\), source shape=\(2, 3\)"):
-        wpc.copy(dest_shape, src_shape)
+        sim.copy(dest_shape, src_shape)
 
 
 def test_copy_count_zero_copies_all(test, device):
@@ -525,11 +525,11 @@ def test_copy_count_zero_copies_all(test, device):
     src = sim.array(expected, dtype=sim.int32, device=device)
 
     dest = sim.zeros_like(src)
-    wpc.copy(dest, src)  # omitted count
+    sim.copy(dest, src)  # omitted count
     assert_np_equal(sim.to_numpy(dest), expected, tol=0)
 
     dest2 = sim.zeros_like(src)
-    wpc.copy(dest2, src, count=0)  # explicit zero
+    sim.copy(dest2, src, count=0)  # explicit zero
     assert_np_equal(sim.to_numpy(dest2), expected, tol=0)
 
 

@@ -235,7 +235,7 @@ def test_graph_memcpy(test, device):
 
     sim.load_module(device=device)
     with sim.ScopedCapture(device=device, force_module_load=False) as capture:
-        wpc.copy(dst, src)
+        sim.copy(dst, src)
 
     sim.capture_launch(capture.graph)
     np.testing.assert_allclose(sim.to_numpy(dst), sim.to_numpy(src))
@@ -340,7 +340,7 @@ def test_graph_copy_noncontiguous_cpu_rejected(test, device):
     sim.load_module(device=device)
     with sim.ScopedCapture(device=device, force_module_load=False):
         with test.assertRaises(NotImplementedError):
-            wpc.copy(dst_col, src_col)
+            sim.copy(dst_col, src_col)
 
 
 def test_graph_fill_drives_capture_while(test, device):
@@ -640,7 +640,7 @@ def test_cuda_graph_alloc_transient_stream(test, device):
         # use temporary side stream
         with sim.ScopedStream(sim.Stream()):
             c = sim.empty(n, dtype=float)
-            wpc.copy(c, c_h)
+            sim.copy(c, c_h)
         return c
 
     with sim.ScopedDevice(device):

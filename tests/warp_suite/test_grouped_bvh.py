@@ -277,8 +277,8 @@ def test_bvh(test, type, device):
             if test_case == 0 or test_case == 1:
                 lowers = rng.random(size=(num_bounds, 3)) * 5.0
                 uppers = lowers + rng.random(size=(num_bounds, 3)) * 5.0
-                wpc.copy(device_lowers, sim.array(lowers, dtype=sim.vec3, device=device))
-                wpc.copy(device_uppers, sim.array(uppers, dtype=sim.vec3, device=device))
+                sim.copy(device_lowers, sim.array(lowers, dtype=sim.vec3, device=device))
+                sim.copy(device_uppers, sim.array(uppers, dtype=sim.vec3, device=device))
                 wpc.zero_(bounds_intersected)
                 wpc.zero_(bounds_intersected_group)
 
@@ -622,8 +622,8 @@ def test_capture_bvh_rebuild_grouped(test, device):
 
         sim.load_module(device=device)
         with sim.ScopedCapture(force_module_load=False) as capture:
-            wpc.copy(item_lowers, item_lowers_2)
-            wpc.copy(item_uppers, item_uppers_2)
+            sim.copy(item_lowers, item_lowers_2)
+            sim.copy(item_uppers, item_uppers_2)
             bvh_1.rebuild()
             sim.launch(
                 kernel=compute_num_contact_with_checksums,

@@ -221,7 +221,7 @@ def test_hashgrid_inputs(test, device):
         with test.subTest(msg=f"stride_{stride}"):
             points_buffer = sim.zeros(len(points) * stride, dtype=sim.vec3, device=device)
             points_strided = points_buffer[::stride]
-            wpc.copy(points_strided, points_ref)
+            sim.copy(points_strided, points_ref)
             counts_strided = sim.zeros(len(points), dtype=int, device=device)
 
             grid = sim.HashGrid(dim_x, dim_y, dim_z, device)
@@ -241,7 +241,7 @@ def test_hashgrid_inputs(test, device):
         with test.subTest(msg=f"ndim_{ndim}"):
             shape = (len(points) // (2 ** (ndim - 1)), *((ndim - 1) * (2,)))
             points_ndim = sim.zeros(shape, dtype=sim.vec3, device=device)
-            wpc.copy(points_ndim, points_ref)
+            sim.copy(points_ndim, points_ref)
             counts_ndim = sim.zeros(len(points), dtype=int, device=device)
 
             grid = sim.HashGrid(dim_x, dim_y, dim_z, device)
@@ -488,7 +488,7 @@ def test_hashgrid_grouped_graph_capture_changing_group_ids(test, device):
 
     with sim.ScopedCapture(device, force_module_load=False) as capture:
         # captured work changes the active group id set before the rebuild
-        wpc.copy(groups_arr, groups_src)
+        sim.copy(groups_arr, groups_src)
         grid.build(points_arr, radius, groups=groups_arr)
         sim.launch(
             kernel=count_neighbors_grouped,
@@ -852,7 +852,7 @@ class TestHashGrid(unittest.TestCase):
 
         sim.load_module(device=device)
         with sim.ScopedCapture(device=device, apic=False, force_module_load=False) as capture:
-            wpc.copy(point_buffer, source)
+            sim.copy(point_buffer, source)
             grid.build(points, radius)
             sim.launch(
                 count_neighbors_f32,
@@ -886,7 +886,7 @@ class TestHashGrid(unittest.TestCase):
 
                 sim.load_module(device=device)
                 with sim.ScopedCapture(device=device, apic=False, force_module_load=False) as capture:
-                    wpc.copy(points, source)
+                    sim.copy(points, source)
                     grid.build(points, 0.25)
                     sim.launch(
                         kernel,

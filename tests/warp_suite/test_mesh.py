@@ -369,7 +369,7 @@ def test_mesh_refit(test, device):
         # Move the mesh, refit, and shoot at the new location
         moved_origin = sim.vec3(origin.x + offset.x, origin.y + offset.y, origin.z + offset.z)
         points_np += np.array([offset.x, offset.y, offset.z], dtype=np.float32)
-        wpc.copy(points, sim.array(points_np, dtype=sim.vec3, device=device))
+        sim.copy(points, sim.array(points_np, dtype=sim.vec3, device=device))
         mesh.refit()
 
         # Ray at the new location should hit

@@ -110,8 +110,8 @@ def test_curlnoise(test, device):
 
     sim.launch(kernel=curlnoise, dim=N, inputs=[seed, W, quiver_coords, quiver_arrows], outputs=[], device=device)
 
-    wpc.copy(quiver_coords_host, quiver_coords)
-    wpc.copy(quiver_arrows_host, quiver_arrows)
+    sim.copy(quiver_coords_host, quiver_coords)
+    sim.copy(quiver_arrows_host, quiver_arrows)
 
     sim.synchronize()
 

@@ -383,7 +383,7 @@ def test_reset(test, device):
         sim.config.verify_autograd_array_access = saved_verify_autograd_array_access_setting
 
 
-# wpc.copy uses sim.record_func. Ensure array modes are propagated correctly.
+# sim.copy uses sim.record_func. Ensure array modes are propagated correctly.
 def test_copy(test, device):
     saved_verify_autograd_array_access_setting = sim.config.verify_autograd_array_access
     try:
@@ -395,7 +395,7 @@ def test_copy(test, device):
         tape = sim.Tape()
 
         with tape:
-            wpc.copy(b, a)
+            sim.copy(b, a)
 
         test.assertEqual(wpc.is_read(a), True)
         test.assertEqual(wpc.is_read(b), False)
@@ -419,13 +419,13 @@ def test_copy_write_after_read_warning(test, device):
             with tape:
                 sim.launch(square_kernel, a.shape, inputs=[a], outputs=[b], device=device)
                 copy_lineno = inspect.currentframe().f_lineno + 1
-                wpc.copy(a, b)
+                sim.copy(a, b)
 
         expected = f"is being written to by an array copy at {__file__}:{copy_lineno}"
         test.assertIn(expected, f.getvalue())
         test.assertIn("but has already been read from in a previous launch", f.getvalue())
 
-        # array.assign() delegates to wpc.copy() through an extra internal frame;
+        # array.assign() delegates to sim.copy() through an extra internal frame;
         # the walk must still land on the user's line
         a = sim.array(np.array([1.0, 2.0, 3.0]), dtype=float, requires_grad=True, device=device)
         b = sim.zeros_like(a)
@@ -461,7 +461,7 @@ def test_no_false_positives_after_backward(test, device):
                     # tuple inputs and the recorded copy exercise both reset walks
                     sim.launch(square_kernel, x.shape, inputs=(x,), outputs=[y], device=device)
                     sim.launch(square_kernel, y.shape, inputs=[y], outputs=[z], device=device)
-                    wpc.copy(z, y)
+                    sim.copy(z, y)
                 tape.backward(grads=[(z, wpc.ones_like(z))])
                 tape.zero()
 

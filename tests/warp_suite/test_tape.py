@@ -189,7 +189,7 @@ try:  # tools/port_warp_tests.py: if this fails, only the cases that use it fail
 
             def backward():
                 g, out = scratch
-                wpc.copy(g, wpc.grad(x_out))
+                sim.copy(g, wpc.grad(x_out))
                 for _ in range(iterations):
                     sim.launch(jacobi_step_adjoint, n, inputs=[wpc.grad(rhs), g], outputs=[out], device=device)
                     g, out = out, g
@@ -588,7 +588,7 @@ def test_tape_copy_adjoint_accumulation(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(dstv, xv)
+        sim.copy(dstv, xv)
         sim.launch(sum_kernel_vec, dim=n, inputs=[xv], outputs=[loss], device=device)
         sim.launch(sum_kernel_vec, dim=n, inputs=[dstv], outputs=[loss], device=device)
     tape.backward(loss)
@@ -612,7 +612,7 @@ def test_tape_copy_adjoint_consumption(test, device):
     tape = sim.Tape()
     with tape:
         sim.launch(mul_constant, dim=n, inputs=[x], outputs=[y], device=device)  # dead write
-        wpc.copy(y, s)  # final write
+        sim.copy(y, s)  # final write
         sim.launch(sum_kernel, dim=n, inputs=[y], outputs=[loss], device=device)
     tape.backward(loss)
 
@@ -627,8 +627,8 @@ def test_tape_copy_adjoint_consumption(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(dst, a)
-        wpc.copy(dst, b)
+        sim.copy(dst, a)
+        sim.copy(dst, b)
         sim.launch(sum_kernel, dim=n, inputs=[dst], outputs=[loss], device=device)
     tape.backward(loss)
 
@@ -644,7 +644,7 @@ def test_tape_copy_adjoint_consumption(test, device):
     tape = sim.Tape()
     with tape:
         sim.launch(mul_constant, dim=n, inputs=[x], outputs=[y], device=device)
-        wpc.copy(y, s2, dest_offset=1, src_offset=0, count=2)  # overwrites y[1:3]
+        sim.copy(y, s2, dest_offset=1, src_offset=0, count=2)  # overwrites y[1:3]
         sim.launch(sum_kernel, dim=n, inputs=[y], outputs=[loss], device=device)
     tape.backward(loss)
 
@@ -661,7 +661,7 @@ def test_tape_copy_adjoint_consumption(test, device):
     tape = sim.Tape()
     with tape:
         sim.launch(mul_constant, dim=n, inputs=[x], outputs=[y], device=device)
-        wpc.copy(y, s)
+        sim.copy(y, s)
         sim.launch(sum_kernel, dim=n, inputs=[y], outputs=[loss], device=device)
     tape.backward(loss)
 
@@ -684,7 +684,7 @@ def test_tape_copy_adjoint_views_and_offsets(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(window, x, dest_offset=0, src_offset=1, count=2)
+        sim.copy(window, x, dest_offset=0, src_offset=1, count=2)
         sim.launch(mul_constant, dim=n, inputs=[x, doubled], device=device)
         sim.launch(sum_kernel, dim=n, inputs=[doubled], outputs=[loss], device=device)
         sim.launch(sum_kernel, dim=2, inputs=[window], outputs=[loss], device=device)
@@ -701,7 +701,7 @@ def test_tape_copy_adjoint_views_and_offsets(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(dst, col, src_offset=1, count=2)
+        sim.copy(dst, col, src_offset=1, count=2)
         sim.launch(sum_kernel, dim=2, inputs=[dst], outputs=[loss], device=device)
     tape.backward(loss)
 
@@ -718,7 +718,7 @@ def test_tape_copy_adjoint_views_and_offsets(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(col, src)
+        sim.copy(col, src)
         sim.launch(sum_kernel_2d, dim=(3, 4), inputs=[base], outputs=[loss], device=device)
     tape.backward(loss)
 
@@ -748,7 +748,7 @@ def test_tape_copy_adjoint_views_and_offsets(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(dst, x)
+        sim.copy(dst, x)
         sim.launch(sum_kernel_4d, dim=shape, inputs=[x], outputs=[loss], device=device)
         sim.launch(sum_kernel_4d, dim=shape, inputs=[dst], outputs=[loss], device=device)
     tape.backward(loss)
@@ -768,7 +768,7 @@ def test_tape_copy_adjoint_out_of_scope(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(y, y, dest_offset=1, src_offset=0, count=3)
+        sim.copy(y, y, dest_offset=1, src_offset=0, count=3)
         sim.launch(sum_kernel, dim=n, inputs=[y], outputs=[loss], device=device)
     with patch("warp._src.context.log_warning"):
         tape.backward(loss)
@@ -782,7 +782,7 @@ def test_tape_copy_adjoint_out_of_scope(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(base[:, 1], base[:, 0])
+        sim.copy(base[:, 1], base[:, 0])
         sim.launch(sum_kernel_2d, dim=(n, 2), inputs=[base], outputs=[loss], device=device)
     with patch("warp._src.context.log_warning"):
         tape.backward(loss)
@@ -825,7 +825,7 @@ def test_tape_copy_adjoint_out_of_scope(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(b, a)
+        sim.copy(b, a)
     wpc.assign(wpc.grad(b), np.ones(n, dtype=np.int32))
     with patch("warp._src.context.log_warning"):
         tape.backward()
@@ -842,7 +842,7 @@ def test_tape_copy_adjoint_fallback_warning(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(y, y, dest_offset=1, src_offset=0, count=3)
+        sim.copy(y, y, dest_offset=1, src_offset=0, count=3)
         sim.launch(sum_kernel, dim=n, inputs=[y], outputs=[loss], device=device)
 
     with patch("warp._src.context.log_warning") as mock_log_warning:
@@ -863,7 +863,7 @@ def test_tape_copy_adjoint_fallback_warning(test, device):
 
         tape = sim.Tape()
         with tape:
-            wpc.copy(base_cpu[:, 1], src_cuda)
+            sim.copy(base_cpu[:, 1], src_cuda)
             sim.launch(sum_kernel_2d, dim=(n, 2), inputs=[base_cpu], outputs=[loss_cpu], device="cpu")
 
         with patch("warp._src.context.log_warning") as mock_log_warning:
@@ -878,7 +878,7 @@ def test_tape_copy_adjoint_fallback_warning(test, device):
 
         tape = sim.Tape()
         with tape:
-            wpc.copy(dst_cuda, x_cpu)
+            sim.copy(dst_cuda, x_cpu)
         wpc.assign(wpc.grad(dst_cuda), np.ones(n, dtype=np.int32))
 
         with patch("warp._src.context.log_warning") as mock_log_warning:
@@ -907,7 +907,7 @@ def test_tape_copy_adjoint_cpu_cuda(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(dst_cuda, x_cpu)
+        sim.copy(dst_cuda, x_cpu)
         sim.launch(mul_constant, dim=n, inputs=[x_cpu], outputs=[doubled_cpu], device="cpu")
         sim.launch(sum_kernel, dim=n, inputs=[doubled_cpu], outputs=[loss_cpu], device="cpu")
         sim.launch(sum_kernel, dim=n, inputs=[dst_cuda], outputs=[loss_cuda], device=device)
@@ -924,7 +924,7 @@ def test_tape_copy_adjoint_cpu_cuda(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(dst_cuda, src_cpu, src_offset=1, count=2, stream=stream)
+        sim.copy(dst_cuda, src_cpu, src_offset=1, count=2, stream=stream)
         device.stream.wait_stream(stream)
         sim.launch(sum_kernel, dim=2, inputs=[dst_cuda], outputs=[loss_cuda], device=device)
     tape.backward(loss_cuda)
@@ -942,7 +942,7 @@ def test_tape_copy_adjoint_cpu_cuda(test, device):
     tape = sim.Tape()
     with tape:
         sim.launch(mul_constant, dim=n, inputs=[dead_src_cuda], outputs=[dst_cuda], device=device)
-        wpc.copy(dst_cuda, src_cpu)
+        sim.copy(dst_cuda, src_cpu)
         sim.launch(sum_kernel, dim=n, inputs=[dst_cuda], outputs=[loss_cuda], device=device)
     tape.backward(loss_cuda)
 
@@ -959,7 +959,7 @@ def test_tape_copy_adjoint_cpu_cuda(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(dst_cpu, x_cuda)
+        sim.copy(dst_cpu, x_cuda)
         sim.launch(mul_constant, dim=n, inputs=[x_cuda], outputs=[doubled_cuda], device=device)
         sim.launch(sum_kernel, dim=n, inputs=[doubled_cuda], outputs=[loss_cuda], device=device)
         sim.launch(sum_kernel, dim=n, inputs=[dst_cpu], outputs=[loss_cpu], device="cpu")
@@ -979,7 +979,7 @@ def test_tape_copy_adjoint_cpu_cuda(test, device):
     tape = sim.Tape()
     with tape:
         sim.launch(mul_constant, dim=n, inputs=[dead_src_cpu], outputs=[dst_cpu], device="cpu")
-        wpc.copy(dst_cpu, src_cuda)
+        sim.copy(dst_cpu, src_cuda)
         sim.launch(sum_kernel, dim=n, inputs=[dst_cpu], outputs=[loss_cpu], device="cpu")
     tape.backward(loss_cpu)
 
@@ -1000,7 +1000,7 @@ def test_tape_copy_adjoint_stream(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(dst, x, stream=stream)
+        sim.copy(dst, x, stream=stream)
         sim.launch(mul_constant, dim=n, inputs=[x, doubled], device=device)
         sim.launch(sum_kernel, dim=n, inputs=[doubled], outputs=[loss], device=device)
         sim.launch(sum_kernel, dim=n, inputs=[dst], outputs=[loss], device=device)
@@ -1022,7 +1022,7 @@ def test_tape_copy_adjoint_graph_capture(test, device):
 
     tape = sim.Tape()
     with tape:
-        wpc.copy(dst, col)
+        sim.copy(dst, col)
         sim.launch(sum_kernel, dim=n, inputs=[dst], outputs=[loss], device=device)
 
     # warm up module loads outside of the capture
@@ -1044,7 +1044,7 @@ def test_tape_copy_adjoint_graph_capture(test, device):
     dst_cuda = sim.zeros(n, dtype=float, requires_grad=True, device=device)
     tape = sim.Tape()
     with tape:
-        wpc.copy(dst_cuda, src_cpu)
+        sim.copy(dst_cuda, src_cpu)
     wpc.fill_(wpc.grad(dst_cuda), 1.0)
 
     with test.assertRaisesRegex(RuntimeError, "Cannot run CPU/CUDA wp.copy\\(\\) adjoints during CUDA graph capture"):
@@ -1056,7 +1056,7 @@ def test_tape_copy_adjoint_graph_capture(test, device):
     dst_cpu = sim.zeros(n, dtype=float, requires_grad=True, device="cpu")
     tape = sim.Tape()
     with tape:
-        wpc.copy(dst_cpu, src_cuda)
+        sim.copy(dst_cpu, src_cuda)
     wpc.fill_(wpc.grad(dst_cpu), 1.0)
 
     with test.assertRaisesRegex(RuntimeError, "Cannot run CPU/CUDA wp.copy\\(\\) adjoints during CUDA graph capture"):
