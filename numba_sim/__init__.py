@@ -14,11 +14,11 @@ from numba_sim import spatial as _spatial  # noqa: E402
 from numba_sim import config  # noqa: E402
 from numba_sim.config import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING  # noqa: E402
 from numba_sim.arrays import (  # noqa: E402
-    array, clone, empty, empty_like, from_numpy, full, full_like, ones, ones_like, to_numpy, view,
+    array, empty, empty_like, from_numpy, full, full_like, ones, ones_like, to_numpy, view,
     zeros, zeros_like,
 )
 from numba_sim.arrays import array1d, array2d, array3d, array4d, fixedarray  # noqa: E402
-from numba_sim.array_copy import copy  # noqa: E402
+from numba_sim.array_copy import clone, copy  # noqa: E402
 from numba_sim.host_compat import (  # noqa: E402
     Device, Module, ScopedDevice, ScopedTimer, constant, get_cuda_supported_archs, get_device,
     get_module, get_module_options, load_module, set_module_options,

@@ -96,4 +96,12 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
                                                              else values))
 
 
-__all__ = ["copy"]
+def clone(a, device=None, requires_grad=None, pinned=False):
+    """A copy of *a*, on its device or on *device* (Warp's ``clone``; ``requires_grad=None``:
+    a gradient if *a* has one; under a tape its gradient flows back into *a*'s)."""
+    result = arrays.like("empty", a, device, requires_grad, pinned)
+    copy(result, a)  # differentiated on a tape, as Warp's clone
+    return result
+
+
+__all__ = ["clone", "copy"]

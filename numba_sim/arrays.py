@@ -359,7 +359,7 @@ def _has_gradient(a):
     return False
 
 
-def _like(factory, a, device, requires_grad, pinned):
+def like(factory, a, device, requires_grad, pinned):
     """An array of *a*'s shape and dtype made by *factory* ("zeros", "empty", "ones") on
     *a*'s device (NumPy or CuPy), or on *device*; ``requires_grad=None``: a gradient if *a*
     (or an array it views) has one (Warp's ``*_like``)."""
@@ -380,34 +380,24 @@ def zeros_like(a, device=None, requires_grad=None, pinned=False):
     """Zeros of *a*'s shape and dtype, on *a*'s device (NumPy or CuPy), or on *device*
     (Warp's keywords, as `zeros`; ``requires_grad=None``: a gradient if *a* has one, as
     Warp's ``zeros_like``)."""
-    return _like("zeros", a, device, requires_grad, pinned)
+    return like("zeros", a, device, requires_grad, pinned)
 
 
 def empty_like(a, device=None, requires_grad=None, pinned=False):
     """An uninitialized array like *a* (Warp's ``empty_like``; keywords as `zeros_like`)."""
-    return _like("empty", a, device, requires_grad, pinned)
+    return like("empty", a, device, requires_grad, pinned)
 
 
 def ones_like(a, device=None, requires_grad=None, pinned=False):
     """Ones like *a* (Warp's ``ones_like``; keywords as `zeros_like`)."""
-    return _like("ones", a, device, requires_grad, pinned)
+    return like("ones", a, device, requires_grad, pinned)
 
 
 def full_like(a, value, device=None, requires_grad=None, pinned=False):
     """An array like *a* with every element *value* (Warp's ``full_like``; a scalar, or a
     value of the element's type; keywords as `zeros_like`)."""
-    result = _like("empty", a, device, requires_grad, pinned)
+    result = like("empty", a, device, requires_grad, pinned)
     result[...] = value if device_of(result) == "cuda" else np.asarray(value)
-    return result
-
-
-def clone(a, device=None, requires_grad=None, pinned=False):
-    """A copy of *a*, on its device or on *device* (Warp's ``clone``; ``requires_grad=None``:
-    a gradient if *a* has one; under a tape its gradient flows back into *a*'s)."""
-    from numba_sim.array_copy import copy  # (a module above this one)
-
-    result = _like("empty", a, device, requires_grad, pinned)
-    copy(result, a)  # differentiated on a tape, as Warp's clone
     return result
 
 

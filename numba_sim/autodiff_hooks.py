@@ -22,6 +22,11 @@ gradient_or_scratch = None
 """numba_sim.autodiff.adjoint_launch.gradient_or_scratch: an array's adjoint argument by default."""
 record_copy = None
 """``record_copy(tape, dest, src, dest_window, src_window)``: numba_sim/autodiff/copy_adjoints.py."""
+grad = None
+"""``sim.grad`` (numba_sim/autodiff/gradients.py): the kernel rewrite knows ``sim.grad(f)(x)`` by it."""
+gradient_call = None
+"""numba_sim/autodiff/gradient_calls.py's ``gradient_call``, the rewrite of ``sim.grad(f)(x)``."""
+"""``record_copy(tape, dest, src, dest_window, src_window)``: numba_sim/autodiff/copy_adjoints.py."""
 
 adjoint_compile_arguments = None
 """``(kernel, argtypes_or_inputs, ndim) -> (adjoint kernel, its arguments)``, for

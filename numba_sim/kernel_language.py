@@ -59,6 +59,7 @@ import types
 import numpy as np
 from numba.core.dispatcher import Dispatcher
 
+from numba_sim import autodiff_hooks
 from numba_sim import (config, debug_checks, dynamic_loops, function_targets, kernel_ops,
                        references, return_checks)
 from numba_sim.annotations import function_annotations, function_namespace
@@ -686,11 +687,9 @@ class _KernelRewriter(ast.NodeTransformer):
         self._unpack_star_arguments(node)
         gradient = self._gradient_of(node.func)
         if gradient is not None:  # sim.grad(f)(*args), Warp's
-            from numba_sim.autodiff.gradient_calls import gradient_call
-
             node = self.generic_visit(node)
-            return gradient_call(gradient, node.args, node, self.helpers,
-                                 lambda message, at: _error(message, self.fn, at))
+            return autodiff_hooks.gradient_call(gradient, node.args, node, self.helpers,
+                                                lambda message, at: _error(message, self.fn, at))
         callee = self.resolver.resolve(node.func)
         if callee is static:
             return self._static(node)
@@ -1173,11 +1172,9 @@ class _KernelRewriter(ast.NodeTransformer):
         to it, else None."""
         if isinstance(func, ast.Name) and func.id in self.gradient_locals:
             return self.gradient_locals[func.id]
-        if isinstance(func, ast.Call) and len(func.args) == 1 and not func.keywords:
-            from numba_sim.autodiff.gradient_calls import is_grad
-
-            if is_grad(self.resolver.resolve(func.func)):
-                return self._function_value(func.args[0])
+        if isinstance(func, ast.Call) and len(func.args) == 1 and not func.keywords \
+                and self.resolver.resolve(func.func) is autodiff_hooks.grad:
+            return self._function_value(func.args[0])
         return None
 
     def _check_gradient_rebinding(self, targets, node):

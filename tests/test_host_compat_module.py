@@ -121,8 +121,10 @@ def test_launch_made_from_a_kernel_and_a_device():
     np.testing.assert_array_equal(out, [[2, 4, 6], [2, 4, 6]])
     with pytest.raises(RuntimeError, match="argument 'v' expects vec3f but got a single value"):
         cmd.set_param_at_index(0, 123)
-    with pytest.raises(NotImplementedError, match="adjoint=True"):
-        sim.Launch(scale_vec, "cpu", adjoint=True)
+    adjoint = sim.Launch(scale_vec, "cpu", adjoint=True)  # recorded adjoint launches: Warp's
+    assert adjoint.kernel.forward_kernel is scale_vec
+    with pytest.raises(ValueError, match="not an adjoint launch"):
+        cmd.set_param_at_index(0, sim.vec3(), adjoint=True)
 
 
 def test_device_properties_as_warp():

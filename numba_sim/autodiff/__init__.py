@@ -12,6 +12,9 @@ from numba_sim.autodiff.custom_adjoints import adjoint, func_grad, func_replay  
 from numba_sim.autodiff.gradients import grad, requires_grad  # noqa: F401
 from numba_sim.autodiff.tape import Tape  # noqa: F401
 from numba_sim.autodiff import copy_adjoints  # noqa: F401  (sim.copy's adjoint on a tape)
+from numba_sim.autodiff.gradient_calls import gradient_call
 
 autodiff_hooks.adjoint_function = adjoint_function
 autodiff_hooks.adjoint_attribute = adjoint_attribute
+autodiff_hooks.grad = grad
+autodiff_hooks.gradient_call = gradient_call

@@ -11,6 +11,7 @@ from numba.core import types
 from numba.core.extending import intrinsic
 
 from numba_sim import algebra
+from numba_sim.lowering.operations import components, pack
 from numba_sim.typing.random_state import RandomStateType
 from numba_sim.typing.value_types import ValueType
 
@@ -43,8 +44,6 @@ def winner_adjoint(typingctx, held, value, adjoint):
         return None
 
     def codegen(context, builder, signature, args):
-        from numba_sim.lowering.operations import components, pack
-
         kinds = signature.args
         h, v, g = (components(context, builder, a, t) for a, t in zip(args, kinds))
         if not isinstance(h, list):

@@ -16,7 +16,9 @@ from numba.core.errors import TypingError
 from numba.core.extending import intrinsic
 
 from numba_sim import autodiff_hooks
+from numba_sim.autodiff.adjoint_kernel import adjoint_func
 from numba_sim.func_overloads import FuncOverloads
+from numba_sim.kernel import Func
 
 
 @intrinsic
@@ -32,18 +34,9 @@ def one_of(typingctx, value):
     return value(value), codegen
 
 
-def is_grad(callee):
-    """Whether *callee* is ``sim.grad`` (numba_sim/autodiff/gradients.py)."""
-    return getattr(callee, "__module__", None) == "numba_sim.autodiff.gradients" \
-        and getattr(callee, "__name__", None) == "grad"
-
-
 def gradient_call(function, args, node, helpers, error):
     """The expression of ``sim.grad(function)(*args)`` (ast nodes), registering the objects it
     calls in *helpers* (name -> object); *error(message, node)* makes the error to raise."""
-    from numba_sim.autodiff.adjoint_kernel import adjoint_func
-    from numba_sim.kernel import Func
-
     if isinstance(function, FuncOverloads):
         raise error("sim.grad(f): f is an overloaded func; the gradient of one overload is "
                     "not selected yet (call sim.grad of a single func)", node)

@@ -27,6 +27,7 @@ from numba_sim.autodiff.adjoint_kernel import backward_enabled
 from numba_sim.autodiff.adjoint_launch import launch_recorded_adjoint
 from numba_sim.autodiff.array_access import clear_launches
 from numba_sim.autodiff.gradients import grad_or_none, requires_grad, struct_arrays
+from numba_sim.autodiff import tape_graph
 from numba_sim.autodiff.launch_checks import InputChecksums
 from numba_sim.structs import Struct
 
@@ -124,9 +125,7 @@ class Tape:
                   track_output_names=None, graph_direction="LR"):
         """The recorded launches as GraphViz dot code (Warp's ``Tape.visualize``; written to
         *filename* too when given): numba_sim/autodiff/tape_graph.py."""
-        from numba_sim.autodiff.tape_graph import visualize
-
-        return visualize(self, filename, simplify_graph, hide_readonly_arrays, array_labels,
+        return tape_graph.visualize(self, filename, simplify_graph, hide_readonly_arrays, array_labels,
                          choose_longest_node_name, ignore_graph_scopes, track_inputs,
                          track_outputs, track_input_names, track_output_names, graph_direction)
 

@@ -21,6 +21,8 @@ import html
 
 import numpy as np
 
+from numba_sim.autodiff.array_access import array_modes
+
 
 def _kernel_name(kernel):
     function = getattr(kernel, "py_func", None)
@@ -37,8 +39,6 @@ class _Launch:
     """One recorded entry as the diagram sees it: a name, a tooltip, its arrays."""
 
     def __init__(self, entry):
-        from numba_sim.autodiff.array_access import array_modes
-
         self.reads, self.writes = [], []
         kernel = getattr(entry, "kernel", None)
         if kernel is None:  # a function recorded with Tape.record_func
