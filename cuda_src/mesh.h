@@ -809,6 +809,29 @@ SIM_FUNC bool watertight_hit(const WatertightRay& r, const float* a, const float
     return true;
 }
 
+// A ray set up for the mesh's traversals: its start, the ray_reciprocal of its
+// direction and the watertight triangle test's shear; false (nothing to hit) for
+// an empty mesh, a non-finite start or direction, or a zero direction.
+struct MeshRay {
+    float start[3];
+    float inv_dir[3];
+    WatertightRay ray;
+};
+
+SIM_FUNC bool mesh_ray(const Mesh* mesh, vec3f start, vec3f dir, MeshRay& r) {
+    if (mesh == nullptr || mesh->num_tris <= 0 || mesh->bvh.nodes == nullptr) return false;
+    const bool finite = is_finite_f(start.x) && is_finite_f(start.y) && is_finite_f(start.z) &&
+                        is_finite_f(dir.x) && is_finite_f(dir.y) && is_finite_f(dir.z);
+    if (!finite || (dir.x == 0.0f && dir.y == 0.0f && dir.z == 0.0f)) return false;
+    const float d[3] = {dir.x, dir.y, dir.z};
+    r.start[0] = start.x;
+    r.start[1] = start.y;
+    r.start[2] = start.z;
+    for (int k = 0; k < 3; ++k) r.inv_dir[k] = ray_reciprocal(d[k]);
+    r.ray = watertight_ray(r.start, d);
+    return true;
+}
+
 // The closest hit of the ray start + t * dir with 0 <= t < max_t: its t,
 // face, barycentric u, v, sign and unit face normal; from BVH node `root`
 // (a group's root, mesh_get_group_root) when root >= 0.
@@ -818,19 +841,12 @@ SIM_FUNC bool mesh_query_ray(const Mesh* mesh_ptr, vec3f start, vec3f dir, float
     hit.t = hit.u = hit.v = 0.0f;
     hit.sign = 0.0f;
     hit.normal[0] = hit.normal[1] = hit.normal[2] = 0.0f;
-    if (mesh_ptr == nullptr || mesh_ptr->num_tris <= 0 || mesh_ptr->bvh.nodes == nullptr) {
-        return false;
-    }
-    const bool finite = is_finite_f(start.x) && is_finite_f(start.y) && is_finite_f(start.z) &&
-                        is_finite_f(dir.x) && is_finite_f(dir.y) && is_finite_f(dir.z);
-    if (!finite || (dir.x == 0.0f && dir.y == 0.0f && dir.z == 0.0f) || is_nan_f(max_t)) {
-        return false;
-    }
+    MeshRay r;
+    if (!mesh_ray(mesh_ptr, start, dir, r) || is_nan_f(max_t)) return false;
     const Mesh& mesh = *mesh_ptr;
-    const float s[3] = {start.x, start.y, start.z};
-    const float d[3] = {dir.x, dir.y, dir.z};
-    const float inv[3] = {ray_reciprocal(dir.x), ray_reciprocal(dir.y), ray_reciprocal(dir.z)};
-    const WatertightRay ray = watertight_ray(s, d);
+    const float* s = r.start;
+    const float* inv = r.inv_dir;
+    const WatertightRay& ray = r.ray;
     float best_t = max_t;
     int32 best = -1;  // BVH position of the closest hit
     float best_u = 0.0f, best_v = 0.0f, best_det = 0.0f;
@@ -867,19 +883,12 @@ SIM_FUNC bool mesh_query_ray(const Mesh* mesh_ptr, vec3f start, vec3f dir, float
 // mesh_query_ray_anyhit): the traversal stops at the first hit it finds.
 SIM_FUNC bool mesh_query_ray_anyhit(const Mesh* mesh_ptr, vec3f start, vec3f dir, float max_t,
                                     int32 root = -1) {
-    if (mesh_ptr == nullptr || mesh_ptr->num_tris <= 0 || mesh_ptr->bvh.nodes == nullptr) {
-        return false;
-    }
-    const bool finite = is_finite_f(start.x) && is_finite_f(start.y) && is_finite_f(start.z) &&
-                        is_finite_f(dir.x) && is_finite_f(dir.y) && is_finite_f(dir.z);
-    if (!finite || (dir.x == 0.0f && dir.y == 0.0f && dir.z == 0.0f) || !(max_t > 0.0f)) {
-        return false;
-    }
+    MeshRay r;
+    if (!mesh_ray(mesh_ptr, start, dir, r) || !(max_t > 0.0f)) return false;
     const Mesh& mesh = *mesh_ptr;
-    const float s[3] = {start.x, start.y, start.z};
-    const float d[3] = {dir.x, dir.y, dir.z};
-    const float inv[3] = {ray_reciprocal(dir.x), ray_reciprocal(dir.y), ray_reciprocal(dir.z)};
-    const WatertightRay ray = watertight_ray(s, d);
+    const float* s = r.start;
+    const float* inv = r.inv_dir;
+    const WatertightRay& ray = r.ray;
     float bound = max_t;  // -inf once a hit is found: every pending node is then skipped
     const auto ray_entry = [&](const BvhNode& node, float& key) {
         return ray_box(s, inv, node.lower, node.upper, key);
@@ -904,17 +913,12 @@ SIM_FUNC bool mesh_query_ray_anyhit(const Mesh* mesh_ptr, vec3f start, vec3f dir
 // count's parity tells inside from outside for a closed mesh.
 SIM_FUNC int32 mesh_query_ray_count_intersections(const Mesh* mesh_ptr, vec3f start, vec3f dir,
                                                   int32 root = -1) {
-    if (mesh_ptr == nullptr || mesh_ptr->num_tris <= 0 || mesh_ptr->bvh.nodes == nullptr) {
-        return 0;
-    }
-    const bool finite = is_finite_f(start.x) && is_finite_f(start.y) && is_finite_f(start.z) &&
-                        is_finite_f(dir.x) && is_finite_f(dir.y) && is_finite_f(dir.z);
-    if (!finite || (dir.x == 0.0f && dir.y == 0.0f && dir.z == 0.0f)) return 0;
+    MeshRay r;
+    if (!mesh_ray(mesh_ptr, start, dir, r)) return 0;
     const Mesh& mesh = *mesh_ptr;
-    const float s[3] = {start.x, start.y, start.z};
-    const float d[3] = {dir.x, dir.y, dir.z};
-    const float inv[3] = {ray_reciprocal(dir.x), ray_reciprocal(dir.y), ray_reciprocal(dir.z)};
-    const WatertightRay ray = watertight_ray(s, d);
+    const float* s = r.start;
+    const float* inv = r.inv_dir;
+    const WatertightRay& ray = r.ray;
     const float everywhere = inf_f();
     int32 count = 0;
     const auto ray_entry = [&](const BvhNode& node, float& key) {
