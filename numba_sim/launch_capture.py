@@ -151,15 +151,19 @@ class RecordedLaunch:
             self.kernel.adjoint_parameters.index(names[index])
 
     def _update_struct_fields(self, forward, name, value):
-        """A struct argument set on an adjoint launch: the arrays the adjoint takes from it."""
+        """A struct argument set on an adjoint launch: the arrays the adjoint takes from it, and
+        their adjoints (the gradients registered beside them)."""
         offset = len(forward.parameters)
+        adjoints = offset + len(self.kernel.struct_fields) + len(self.kernel.adjoint_parameters)
+        parameters = self.kernel.parameters
         for k, (struct_name, chain) in enumerate(self.kernel.struct_fields):
             if struct_name == name:
                 field = value
                 for attribute in chain:
                     field = None if field is None else getattr(field, attribute)
-                self._bound[offset + k] = self.kernel.parameters[offset + k].bind(
-                    self.kernel, field)[0]
+                self._bound[offset + k] = parameters[offset + k].bind(self.kernel, field)[0]
+                self._bound[adjoints + k] = parameters[adjoints + k].bind(
+                    self.kernel, autodiff_hooks.gradient_or_scratch(field))[0]
 
     def set_param_by_name(self, name, value, adjoint=False):
         """Warp's ``Launch.set_param_by_name``."""

@@ -494,3 +494,30 @@ def test_atomic_min_of_nan_routes_the_gradient_to_the_nan():
         sim.launch(vector_extremes, 1, inputs=[values, low, high])
     tape.backward(grads=[(low, np.ones((1, 3)))])
     np.testing.assert_array_equal(sim.grad(values), [[1.0, 1.0, 0.0]])
+
+
+@sim.struct
+class Pair:
+    a: A
+    b: A
+
+
+@sim.kernel
+def pair_product(p: Pair, y: A):
+    i = sim.tid()
+    y[i] = p.a[i] * p.b[i]
+
+
+def test_recorded_adjoint_launch_of_a_struct_takes_its_arrays_gradients():
+    p = Pair()
+    p.a = sim.from_numpy(np.array([1.0, 2.0]), dtype=f64, requires_grad=True)
+    p.b = sim.from_numpy(np.array([3.0, 4.0]), dtype=f64, requires_grad=True)
+    y = sim.zeros(2, dtype=f64, requires_grad=True)
+    sim.grad(y)[:] = 1.0
+    command = sim.Launch(pair_product, "cpu", adjoint=True)
+    command.set_param_by_name("p", p)
+    command.set_param_by_name("y", y)
+    command.set_dim(2)
+    command.launch()
+    np.testing.assert_array_equal(sim.grad(p.a), [3.0, 4.0])
+    np.testing.assert_array_equal(sim.grad(p.b), [1.0, 2.0])
