@@ -266,6 +266,55 @@ def test_view_in_plain_njit_code():
     np.testing.assert_array_equal(points[0], [1, 2, 3])  # zero-copy
 
 
+@sim.kernel
+def scale_components(points: sim.array(dtype=sim.vec3), scale: float):
+    i = sim.tid()
+    flat = sim.view(points, float)  # (n, 3) float32, the same memory
+    for k in range(3):
+        flat[i, k] = flat[i, k] * scale
+
+
+def test_view_of_value_elements_as_their_scalars():
+    points = np.arange(12, dtype=np.float32).reshape(4, 3)
+    sim.launch(scale_components, dim=4, inputs=[points, 2.0])
+    np.testing.assert_array_equal(points, np.arange(12).reshape(4, 3) * 2.0)
+
+    @numba.njit
+    def components(m):
+        flat = sim.view(sim.view(m, sim.mat22), sim.float32)
+        flat[1, 0, 1] = 7.0
+        return flat.shape
+
+    matrices = np.zeros((3, 2, 2), np.float32)
+    assert components(matrices) == (3, 2, 2)
+    assert matrices[1, 0, 1] == 7.0 and matrices.sum() == 7.0
+    assert sim.view(points, float) is points  # Python: NumPy arrays hold the scalars
+
+
+def test_view_of_value_elements_as_their_scalars_compiles_for_cuda(private_device_code_cache):
+    points = np.zeros((4, 3), np.float32)
+    library = scale_components.compile("cuda", [points, 2.0], cc=(7, 5))  # links a cubin
+    assert ".entry" in library.get_asm_str(cc=(7, 5))
+
+
+def test_view_as_scalars_names_what_it_needs():
+    @numba.njit
+    def as_float32(points):
+        return sim.view(sim.view(points, sim.vec3d), sim.float32).shape
+
+    with pytest.raises(numba.core.errors.TypingError,
+                       match="viewing as float32 needs a C-contiguous array of value types "
+                             "of float32"):
+        as_float32(np.zeros((2, 3)))
+
+    @numba.njit
+    def as_int(points):
+        return sim.view(points, sim.int32)
+
+    with pytest.raises(numba.core.errors.TypingError, match="viewing as int32 needs"):
+        as_int(np.zeros(4, np.float32))
+
+
 def test_host_helpers_have_trailing_storage_dims():
     assert sim.zeros(5, dtype=sim.vec3).shape == (5, 3)
     assert sim.zeros((2, 4), dtype=sim.mat33).shape == (2, 4, 3, 3)

@@ -24,7 +24,7 @@ add them atomically into ``delta``, applied after each pass (Jacobi).
 import numba_sim as sim
 from numba_sim.physics import batched
 from numba_sim.physics import forces
-from numba_sim.physics.batched import ROW4, ROW7, ROW16
+from numba_sim.physics.batched import LANES, ROW4, ROW7, ROW12, ROW13, ROW16
 from numba_sim.physics.kernels import VEC3, FLOATS, INTS, INTS2, FLOATS2, FLAGS
 
 
@@ -286,27 +286,31 @@ def batched_jacobi(x: VEC3, x0: VEC3, inv_mass: FLOATS, spring_indices: INTS,
             damped = 1
         xi = x[i]
         xj = x[j]
-        s.spring_in[k] = ROW16(xi[0], xi[1], xi[2], xj[0], xj[1], xj[2], inv_mass[i],
-                               inv_mass[j], spring_rest[k], spring_stiffness[k],
-                               spring_lambdas[k], 0.0, 0.0, 0.0, 0.0, 0.0)
+        batched.put_lanes12(s.spring_in, k // LANES, k % LANES,
+                            ROW12(xi[0], xi[1], xi[2], xj[0], xj[1], xj[2], inv_mass[i],
+                                  inv_mass[j], spring_rest[k], spring_stiffness[k],
+                                  spring_lambdas[k], 0.0))
     zero = sim.vec3()
-    for k in range(s.spring_in.shape[0]):  # undamped (kd = 0: x0 not read); vectorized
-        a = s.spring_in[k]
-        dxi, dxj, dl = distance_correction(sim.vec3(a[0], a[1], a[2]),
-                                           sim.vec3(a[3], a[4], a[5]), zero, zero, a[6], a[7],
-                                           a[8], a[9], 0.0, dt, a[10])
-        s.spring_out[k] = ROW7(dxi[0], dxi[1], dxi[2], dxj[0], dxj[1], dxj[2], dl)
+    for block in range(batched.blocks(s.spring_in, 12)):
+        for lane in range(LANES):  # undamped (kd = 0: x0 not read); vectorized
+            a = batched.get_lanes12(s.spring_in, block, lane)
+            dxi, dxj, dl = distance_correction(sim.vec3(a[0], a[1], a[2]),
+                                               sim.vec3(a[3], a[4], a[5]), zero, zero, a[6],
+                                               a[7], a[8], a[9], 0.0, dt, a[10])
+            batched.put_lanes7(s.spring_out, block, lane,
+                               ROW7(dxi[0], dxi[1], dxi[2], dxj[0], dxj[1], dxj[2], dl))
     if damped != 0:  # again with the damping (scalar)
         for k in range(springs):
-            a = s.spring_in[k]
+            a = batched.get_lanes12(s.spring_in, k // LANES, k % LANES)
             i = spring_indices[k * 2]
             j = spring_indices[k * 2 + 1]
             dxi, dxj, dl = distance_correction(sim.vec3(a[0], a[1], a[2]),
                                                sim.vec3(a[3], a[4], a[5]), x0[i], x0[j], a[6],
                                                a[7], a[8], a[9], spring_damping[k], dt, a[10])
-            s.spring_out[k] = ROW7(dxi[0], dxi[1], dxi[2], dxj[0], dxj[1], dxj[2], dl)
+            batched.put_lanes7(s.spring_out, k // LANES, k % LANES,
+                               ROW7(dxi[0], dxi[1], dxi[2], dxj[0], dxj[1], dxj[2], dl))
     for k in range(springs):
-        r = s.spring_out[k]
+        r = batched.get_lanes7(s.spring_out, k // LANES, k % LANES)
         i = spring_indices[k * 2]
         j = spring_indices[k * 2 + 1]
         spring_lambdas[k] = spring_lambdas[k] + r[6]
@@ -318,21 +322,26 @@ def batched_jacobi(x: VEC3, x0: VEC3, inv_mass: FLOATS, spring_indices: INTS,
         x2 = x[edge_indices[e, 1]]
         x3 = x[edge_indices[e, 2]]
         x4 = x[edge_indices[e, 3]]
-        s.bend_in[e] = ROW16(x1[0], x1[1], x1[2], x2[0], x2[1], x2[2], x3[0], x3[1], x3[2],
-                             x4[0], x4[1], x4[2], inv_mass[edge_indices[e, 0]],
-                             inv_mass[edge_indices[e, 1]], inv_mass[edge_indices[e, 2]],
-                             inv_mass[edge_indices[e, 3]])
-        s.bend_rest[e] = ROW4(edge_rest[e], edge_properties[e, 0], edge_lambdas[e], 0.0)
-    for e in range(s.bend_in.shape[0]):  # vectorized
-        a = s.bend_in[e]
-        b = s.bend_rest[e]
-        d1, d2, d3, d4, dl = bending_correction(
-            sim.vec3(a[0], a[1], a[2]), sim.vec3(a[3], a[4], a[5]), sim.vec3(a[6], a[7], a[8]),
-            sim.vec3(a[9], a[10], a[11]), a[12], a[13], a[14], a[15], b[0], b[1], dt, b[2])
-        s.bend_out[e] = ROW16(d1[0], d1[1], d1[2], d2[0], d2[1], d2[2], d3[0], d3[1], d3[2],
-                              d4[0], d4[1], d4[2], dl, 0.0, 0.0, 0.0)
+        batched.put_lanes16(s.bend_in, e // LANES, e % LANES,
+                            ROW16(x1[0], x1[1], x1[2], x2[0], x2[1], x2[2], x3[0], x3[1],
+                                  x3[2], x4[0], x4[1], x4[2], inv_mass[edge_indices[e, 0]],
+                                  inv_mass[edge_indices[e, 1]], inv_mass[edge_indices[e, 2]],
+                                  inv_mass[edge_indices[e, 3]]))
+        batched.put_lanes4(s.bend_rest, e // LANES, e % LANES,
+                           ROW4(edge_rest[e], edge_properties[e, 0], edge_lambdas[e], 0.0))
+    for block in range(batched.blocks(s.bend_in, 16)):
+        for lane in range(LANES):  # vectorized
+            a = batched.get_lanes16(s.bend_in, block, lane)
+            b = batched.get_lanes4(s.bend_rest, block, lane)
+            d1, d2, d3, d4, dl = bending_correction(
+                sim.vec3(a[0], a[1], a[2]), sim.vec3(a[3], a[4], a[5]),
+                sim.vec3(a[6], a[7], a[8]), sim.vec3(a[9], a[10], a[11]), a[12], a[13], a[14],
+                a[15], b[0], b[1], dt, b[2])
+            batched.put_lanes13(s.bend_out, block, lane,
+                                ROW13(d1[0], d1[1], d1[2], d2[0], d2[1], d2[2], d3[0], d3[1],
+                                      d3[2], d4[0], d4[1], d4[2], dl))
     for e in range(edges):
-        r = s.bend_out[e]
+        r = batched.get_lanes13(s.bend_out, e // LANES, e % LANES)
         edge_lambdas[e] = edge_lambdas[e] + r[12]
         i = edge_indices[e, 0]
         j = edge_indices[e, 1]

@@ -48,10 +48,31 @@ def _struct_view_type(array_type, struct_type, name):
     return types.Array(struct_type, array_type.ndim, "C", readonly=not array_type.mutable)
 
 
+def scalar_type_of_marker(marker):
+    """The scalar type named by a dtype argument (``sim.float32``; ``float`` is float32, as
+    in Warp), or None."""
+    if isinstance(marker, types.NumberClass):
+        return marker.instance_type
+    if isinstance(marker, types.Function) and marker.typing_key is float:
+        return types.float32
+    return None
+
+
 def view_type(array_type, value_type, name="view"):
-    """The Array type of *array_type* viewed as *value_type* (TypingError if impossible)."""
+    """The Array type of *array_type* viewed as *value_type* (TypingError if impossible):
+    scalar storage as value elements, or value elements as their scalar storage (the
+    element's shape appended to the array's, C order)."""
     if isinstance(array_type, types.Array) and array_type.dtype == value_type:
         return array_type
+    if isinstance(value_type, types.Number):
+        element = getattr(array_type, "dtype", None)
+        if not isinstance(element, ValueType) or element.dtype != value_type \
+                or array_type.layout != "C":
+            fail(name, (array_type, value_type),
+                 f"viewing as {value_type} needs a C-contiguous array of value types of "
+                 f"{value_type} (vectors, matrices)")
+        return types.Array(value_type, array_type.ndim + len(element.shape), "C",
+                           readonly=not array_type.mutable)
     if not isinstance(value_type, ValueType):
         return _struct_view_type(array_type, value_type, name)
     trailing = len(value_type.shape)
@@ -68,9 +89,10 @@ class ViewTemplate(AbstractTemplate):
     def generic(self, args, kws):
         if kws or len(args) != 2:
             return None
-        value_type = value_type_of_marker(args[1])
+        value_type = value_type_of_marker(args[1]) or scalar_type_of_marker(args[1])
         if value_type is None:
-            fail("view", args, "the second argument must be a value type such as sim.vec3")
+            fail("view", args, "the second argument must be a value type such as sim.vec3, "
+                 "or the scalar type of an array of them")
         return signature(view_type(args[0], value_type), *args)
 
 

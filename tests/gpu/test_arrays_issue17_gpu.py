@@ -1,6 +1,6 @@
 """Issue 17's array features on a real GPU, compared with the CPU: ``lower_bound``, Warp's
 ``a.shape[i]`` (0 past the dims), arrays over a pointer (``a.ptr``,
-``sim.array(ptr=...)``) and local arrays (``sim.zeros`` in a kernel, in local memory)."""
+``sim.array(ptr=...)``, ``sim.view`` of value elements as their floats) and local arrays (``sim.zeros`` in a kernel, in local memory)."""
 
 import numpy as np
 import pytest
@@ -25,6 +25,8 @@ def array_features(sorted_values: sim.array(dtype=float), queries: sim.array(dty
     for k in range(3):
         local[1, k] = local[1, k] + sim.vec3(float(i), float(k), 1.0)
     out[i, 3] = local[1, 2][1] + local[1, 1][0] + local[0, 0][2]
+    flat = sim.view(view, float)  # the vec2 elements as their floats, (n, 2, 2)
+    out[i, 0] = out[i, 0] + flat[i, 1, 0] * 0.0 + flat[i, 1, 1] * flat[i, 1, 1]
 
 
 def test_array_features_on_cuda_match_the_cpu():
@@ -40,5 +42,6 @@ def test_array_features_on_cuda_match_the_cpu():
         results[device] = sim.to_numpy(out)
     np.testing.assert_allclose(results["cuda"], results["cpu"], rtol=1e-6)
     np.testing.assert_array_equal(results["cpu"][:, 0],
-                                  np.minimum(np.searchsorted(sorted_values, queries), 63))
+                                  np.minimum(np.searchsorted(sorted_values, queries),
+                                             63).astype(np.float32) + grid[:, 3] * grid[:, 3])
     np.testing.assert_array_equal(results["cpu"][:, 1], 40)
